@@ -1,0 +1,233 @@
+package mooncake
+
+import (
+	"fmt"
+	"sync"
+
+	mcgo "github.com/mooncake-go/mooncake-go/cgo"
+)
+
+// Batch calls
+//
+// Every batch method makes exactly one cgo call. It takes an optional
+// results slice and returns one entry per key: results[:len(keys)] when
+// cap(results) is large enough (no allocation), else a new slice. An entry
+// >= 0 is success (0 for puts, the bytes read for gets, 1 or 0 for
+// BatchIsExist); an entry < 0 is Mooncake's ErrorCode for that key (turn it
+// into an error with ResultError, or all of them with BatchResultError).
+//
+// The returned error is non-nil only when the call as a whole was refused:
+// closed store, or arguments that do not fit together (slice lengths, CSR
+// offsets). Then the returned slice is nil.
+//
+// Addresses must point into registered memory that stays mapped during the
+// call (see PutFrom).
+
+// keyScratch packs keys into one buffer plus offsets for the crossing. It is
+// pooled, so a steady stream of batches packs keys without allocating.
+type keyScratch struct {
+	k mcgo.Keys
+}
+
+var keyPool = sync.Pool{New: func() any { return new(keyScratch) }}
+
+func packKeys(keys []string) *keyScratch {
+	ks := keyPool.Get().(*keyScratch)
+	total := 0
+	for _, k := range keys {
+		total += len(k)
+	}
+	buf := ks.k.Buf[:0]
+	if cap(buf) < total {
+		buf = make([]byte, 0, total)
+	}
+	offs := ks.k.Offsets[:0]
+	if cap(offs) < len(keys)+1 {
+		offs = make([]uint64, 0, len(keys)+1)
+	}
+	offs = append(offs, 0)
+	for _, k := range keys {
+		buf = append(buf, k...)
+		offs = append(offs, uint64(len(buf)))
+	}
+	ks.k.Buf, ks.k.Offsets = buf, offs
+	return ks
+}
+
+func (ks *keyScratch) free() {
+	if cap(ks.k.Buf) > 1<<20 || cap(ks.k.Offsets) > 1<<16 {
+		return // do not pin unusually large buffers in the pool
+	}
+	keyPool.Put(ks)
+}
+
+func resultsFor(results []int64, n int) []int64 {
+	if cap(results) >= n {
+		return results[:n]
+	}
+	return make([]int64, n)
+}
+
+func argErr(op Op, format string, args ...any) error {
+	return &Error{Op: op, Code: ErrInvalidParams, Err: fmt.Errorf(format, args...)}
+}
+
+func checkSingle(op Op, keys []string, addrs []uintptr, sizes []uint64) error {
+	if len(addrs) != len(keys) || len(sizes) != len(keys) {
+		return argErr(op, "%d keys, %d addresses, %d sizes: want equal counts", len(keys), len(addrs), len(sizes))
+	}
+	return nil
+}
+
+// checkCSR validates a multi-buffer list in CSR form: key i owns
+// addrs[offsets[i]:offsets[i+1]] and the same range of sizes.
+func checkCSR(op Op, keys []string, addrs []uintptr, sizes []uint64, offsets []uint64) error {
+	n := len(keys)
+	if len(offsets) != n+1 {
+		return argErr(op, "%d keys need %d offsets, got %d", n, n+1, len(offsets))
+	}
+	if len(addrs) != len(sizes) {
+		return argErr(op, "%d addresses and %d sizes: want equal counts", len(addrs), len(sizes))
+	}
+	if offsets[0] != 0 {
+		return argErr(op, "offsets[0] = %d, want 0", offsets[0])
+	}
+	for i := 0; i < n; i++ {
+		if offsets[i+1] < offsets[i] {
+			return argErr(op, "offsets decrease at key %d (%q): %d then %d", i, keys[i], offsets[i], offsets[i+1])
+		}
+	}
+	if offsets[n] != uint64(len(addrs)) {
+		return argErr(op, "offsets[%d] = %d, want the number of buffers %d", n, offsets[n], len(addrs))
+	}
+	return nil
+}
+
+// BatchPutFrom stores, for each key i, sizes[i] bytes at addrs[i]
+// (write-once; existing keys report 0 and keep their value).
+func (s *Store) BatchPutFrom(keys []string, addrs []uintptr, sizes []uint64, results []int64) ([]int64, error) {
+	return s.batchSingle(OpBatchPutFrom, keys, addrs, sizes, results)
+}
+
+// BatchUpsertFrom is BatchPutFrom that replaces existing objects.
+func (s *Store) BatchUpsertFrom(keys []string, addrs []uintptr, sizes []uint64, results []int64) ([]int64, error) {
+	return s.batchSingle(OpBatchUpsertFrom, keys, addrs, sizes, results)
+}
+
+// BatchGetInto reads each object into [addrs[i], addrs[i]+sizes[i]); each
+// entry is the object size, or ErrInvalidParams when the destination is
+// smaller than the object.
+func (s *Store) BatchGetInto(keys []string, addrs []uintptr, sizes []uint64, results []int64) ([]int64, error) {
+	return s.batchSingle(OpBatchGetInto, keys, addrs, sizes, results)
+}
+
+func (s *Store) batchSingle(op Op, keys []string, addrs []uintptr, sizes []uint64, results []int64) ([]int64, error) {
+	if err := checkSingle(op, keys, addrs, sizes); err != nil {
+		return nil, err
+	}
+	if op != OpBatchGetInto && s.rcErr != nil {
+		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: s.rcErr}
+	}
+	res := resultsFor(results, len(keys))
+	if len(keys) == 0 {
+		return res, nil
+	}
+	if !s.c.acquire() {
+		return nil, closedErr(op, "")
+	}
+	ks := packKeys(keys)
+	var rc int32
+	switch op {
+	case OpBatchPutFrom:
+		rc = s.c.h.BatchPutFrom(&ks.k, addrs, sizes, &s.cr, res)
+	case OpBatchUpsertFrom:
+		rc = s.c.h.BatchUpsertFrom(&ks.k, addrs, sizes, &s.cr, res)
+	default:
+		rc = s.c.h.BatchGetInto(&ks.k, addrs, sizes, res)
+	}
+	s.c.release()
+	ks.free()
+	return callResult(op, rc, res)
+}
+
+// BatchPutFromMultiBuffers stores, for each key i, the concatenation of the
+// buffers addrs[offsets[i]:offsets[i+1]] (sizes likewise): the layer-first
+// HiCache page, one buffer per layer, in one call. len(offsets) must be
+// len(keys)+1, offsets[0] = 0 and offsets[len(keys)] = len(addrs).
+// Write-once, like BatchPutFrom.
+func (s *Store) BatchPutFromMultiBuffers(keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
+	return s.batchMulti(OpBatchPutFromMultiBuffers, keys, addrs, sizes, offsets, results)
+}
+
+// BatchUpsertFromMultiBuffers is BatchPutFromMultiBuffers that replaces
+// existing objects.
+func (s *Store) BatchUpsertFromMultiBuffers(keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
+	return s.batchMulti(OpBatchUpsertFromMultiBuffers, keys, addrs, sizes, offsets, results)
+}
+
+// BatchGetIntoMultiBuffers scatters each object over its buffers (CSR form
+// as in BatchPutFromMultiBuffers). Each entry is the object size; the
+// buffers' total must equal it: smaller gives ErrInvalidParams, larger
+// ErrTransferFail, as Mooncake does.
+func (s *Store) BatchGetIntoMultiBuffers(keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
+	return s.batchMulti(OpBatchGetIntoMultiBuffers, keys, addrs, sizes, offsets, results)
+}
+
+func (s *Store) batchMulti(op Op, keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
+	if len(keys) == 0 && len(offsets) == 0 && len(addrs) == 0 && len(sizes) == 0 {
+		return resultsFor(results, 0), nil
+	}
+	if err := checkCSR(op, keys, addrs, sizes, offsets); err != nil {
+		return nil, err
+	}
+	if op != OpBatchGetIntoMultiBuffers && s.rcErr != nil {
+		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: s.rcErr}
+	}
+	res := resultsFor(results, len(keys))
+	if len(keys) == 0 {
+		return res, nil
+	}
+	if !s.c.acquire() {
+		return nil, closedErr(op, "")
+	}
+	ks := packKeys(keys)
+	var rc int32
+	switch op {
+	case OpBatchPutFromMultiBuffers:
+		rc = s.c.h.BatchPutFromMultiBuffers(&ks.k, addrs, sizes, offsets, &s.cr, res)
+	case OpBatchUpsertFromMultiBuffers:
+		rc = s.c.h.BatchUpsertFromMultiBuffers(&ks.k, addrs, sizes, offsets, &s.cr, res)
+	default:
+		rc = s.c.h.BatchGetIntoMultiBuffers(&ks.k, addrs, sizes, offsets, s.rc.PreferAllocInSameNode, res)
+	}
+	s.c.release()
+	ks.free()
+	return callResult(op, rc, res)
+}
+
+// BatchIsExist reports, for each key, 1 (present), 0 (absent) or a negative
+// ErrorCode.
+func (s *Store) BatchIsExist(keys []string, results []int64) ([]int64, error) {
+	res := resultsFor(results, len(keys))
+	if len(keys) == 0 {
+		return res, nil
+	}
+	if !s.c.acquire() {
+		return nil, closedErr(OpBatchIsExist, "")
+	}
+	ks := packKeys(keys)
+	rc := s.c.h.BatchIsExist(&ks.k, res)
+	s.c.release()
+	ks.free()
+	return callResult(OpBatchIsExist, rc, res)
+}
+
+func callResult(op Op, rc int32, res []int64) ([]int64, error) {
+	if rc == 0 {
+		return res, nil
+	}
+	if rc == mcgo.CodeNoCgo {
+		return nil, &Error{Op: op, Code: ErrNotSupported, Err: ErrNoCgo}
+	}
+	return nil, &Error{Op: op, Code: ErrorCode(rc)}
+}

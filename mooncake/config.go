@@ -1,0 +1,234 @@
+package mooncake
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Config holds a store client's settings: the arguments of Mooncake's
+// setup(). The JSON names are those of Mooncake's and SGLang's config files,
+// so an operator's existing file loads unchanged (unknown keys are ignored).
+type Config struct {
+	// LocalHostname is the address peers use to reach this client
+	// ("127.0.0.1", or "host:port"). Env MOONCAKE_LOCAL_HOSTNAME
+	// (legacy LOCAL_HOSTNAME). Default "localhost".
+	LocalHostname string `json:"local_hostname"`
+	// MetadataServer is the transfer engine's metadata service:
+	// "http://127.0.0.1:8080/metadata", "P2PHANDSHAKE", or etcd.
+	// Env MOONCAKE_TE_META_DATA_SERVER. Default "P2PHANDSHAKE".
+	MetadataServer string `json:"metadata_server"`
+	// GlobalSegmentSize is how much memory this client mounts into the
+	// cluster (0 = none). Env MOONCAKE_GLOBAL_SEGMENT_SIZE. Default 4gb.
+	GlobalSegmentSize Size `json:"global_segment_size"`
+	// LocalBufferSize is the client's staging buffer, used by the copying
+	// Put/Get. Env MOONCAKE_LOCAL_BUFFER_SIZE. Default 16mb.
+	LocalBufferSize Size `json:"local_buffer_size"`
+	// Protocol is "tcp" or "rdma". Env MOONCAKE_PROTOCOL. Default "rdma".
+	Protocol string `json:"protocol"`
+	// DeviceName lists RDMA devices ("" = auto). Env MOONCAKE_DEVICE.
+	DeviceName string `json:"device_name"`
+	// MasterServerAddress is the master's RPC address ("127.0.0.1:50051").
+	// Env MOONCAKE_MASTER. Required. With the embedded engine it names an
+	// in-process cluster: stores opened with the same address share objects.
+	MasterServerAddress string `json:"master_server_address"`
+}
+
+// Defaults, as in Mooncake's and SGLang's configuration.
+const (
+	DefaultLocalHostname     = "localhost"
+	DefaultMetadataServer    = "P2PHANDSHAKE"
+	DefaultGlobalSegmentSize = Size(4 << 30)
+	DefaultLocalBufferSize   = Size(16 << 20)
+	DefaultProtocol          = "rdma"
+)
+
+// DefaultConfig returns a Config with every default set and no master.
+func DefaultConfig() Config {
+	return Config{
+		LocalHostname:     DefaultLocalHostname,
+		MetadataServer:    DefaultMetadataServer,
+		GlobalSegmentSize: DefaultGlobalSegmentSize,
+		LocalBufferSize:   DefaultLocalBufferSize,
+		Protocol:          DefaultProtocol,
+	}
+}
+
+// Environment variables read by ConfigFromEnv.
+const (
+	EnvConfigPath        = "MOONCAKE_CONFIG_PATH"
+	EnvLocalHostname     = "MOONCAKE_LOCAL_HOSTNAME"
+	EnvLegacyHostname    = "LOCAL_HOSTNAME"
+	EnvMetadataServer    = "MOONCAKE_TE_META_DATA_SERVER"
+	EnvGlobalSegmentSize = "MOONCAKE_GLOBAL_SEGMENT_SIZE"
+	EnvLocalBufferSize   = "MOONCAKE_LOCAL_BUFFER_SIZE"
+	EnvProtocol          = "MOONCAKE_PROTOCOL"
+	EnvDevice            = "MOONCAKE_DEVICE"
+	EnvMaster            = "MOONCAKE_MASTER"
+)
+
+// ParseConfig decodes a JSON config. Missing fields take their defaults;
+// sizes may be numbers or strings such as "4gb".
+func ParseConfig(data []byte) (Config, error) {
+	cfg := DefaultConfig()
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return Config{}, fmt.Errorf("mooncake: config: %w", err)
+	}
+	return cfg, nil
+}
+
+// LoadConfigFile reads a JSON config file (see ParseConfig).
+func LoadConfigFile(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("mooncake: config: %w", err)
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("mooncake: config file %s: %w", path, errors.Unwrap(err))
+	}
+	return cfg, nil
+}
+
+// ConfigFromEnv builds a Config the way Mooncake's Python client does: from
+// the JSON file named by MOONCAKE_CONFIG_PATH when that is set, otherwise
+// from the MOONCAKE_* variables (MOONCAKE_MASTER is then required). Unset
+// variables keep their defaults.
+func ConfigFromEnv() (Config, error) {
+	return configFromLookup(os.LookupEnv)
+}
+
+func configFromLookup(lookup func(string) (string, bool)) (Config, error) {
+	if p, ok := lookup(EnvConfigPath); ok && p != "" {
+		return LoadConfigFile(p)
+	}
+	cfg := DefaultConfig()
+	str := func(dst *string, names ...string) {
+		for _, n := range names {
+			if v, ok := lookup(n); ok {
+				*dst = v
+				return
+			}
+		}
+	}
+	str(&cfg.LocalHostname, EnvLocalHostname, EnvLegacyHostname)
+	str(&cfg.MetadataServer, EnvMetadataServer)
+	str(&cfg.Protocol, EnvProtocol)
+	str(&cfg.DeviceName, EnvDevice)
+	str(&cfg.MasterServerAddress, EnvMaster)
+	for _, s := range []struct {
+		name string
+		dst  *Size
+	}{{EnvGlobalSegmentSize, &cfg.GlobalSegmentSize}, {EnvLocalBufferSize, &cfg.LocalBufferSize}} {
+		if v, ok := lookup(s.name); ok {
+			n, err := ParseSize(v)
+			if err != nil {
+				return Config{}, fmt.Errorf("mooncake: %s: %w", s.name, err)
+			}
+			*s.dst = n
+		}
+	}
+	if cfg.MasterServerAddress == "" {
+		return Config{}, fmt.Errorf("mooncake: neither %s nor %s is set", EnvMaster, EnvConfigPath)
+	}
+	return cfg, nil
+}
+
+// Validate checks the fields Open needs.
+func (c Config) Validate() error {
+	switch {
+	case c.MasterServerAddress == "":
+		return errors.New("master_server_address is empty")
+	case c.Protocol != "tcp" && c.Protocol != "rdma":
+		return fmt.Errorf("protocol %q: want \"tcp\" or \"rdma\"", c.Protocol)
+	case c.LocalHostname == "":
+		return errors.New("local_hostname is empty")
+	case c.MetadataServer == "":
+		return errors.New("metadata_server is empty")
+	}
+	return nil
+}
+
+// Size is a byte count. In JSON and environment variables it is an integer
+// or a string with a binary unit, as Mooncake writes them: "4gb" is 4 GiB.
+type Size uint64
+
+// ParseSize parses "4294967296", "4gb", "4 GB", "512mb", "16MiB", "1t".
+// Units are powers of 1024: b, k/kb/kib, m/mb/mib, g/gb/gib, t/tb/tib.
+// The number must be a non-negative integer.
+func ParseSize(s string) (Size, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if t == "" {
+		return 0, fmt.Errorf("size %q: empty", s)
+	}
+	i := len(t)
+	for i > 0 && (t[i-1] < '0' || t[i-1] > '9') {
+		i--
+	}
+	num, unit := strings.TrimSpace(t[:i]), strings.TrimSpace(t[i:])
+	var shift uint
+	switch unit {
+	case "", "b":
+	case "k", "kb", "kib":
+		shift = 10
+	case "m", "mb", "mib":
+		shift = 20
+	case "g", "gb", "gib":
+		shift = 30
+	case "t", "tb", "tib":
+		shift = 40
+	default:
+		return 0, fmt.Errorf("size %q: unknown unit %q (want b, kb, mb, gb or tb)", s, unit)
+	}
+	if num == "" {
+		return 0, fmt.Errorf("size %q: no number", s)
+	}
+	n, err := strconv.ParseUint(num, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: %q is not a non-negative integer", s, num)
+	}
+	if n > math.MaxUint64>>shift {
+		return 0, fmt.Errorf("size %q: overflows 64 bits", s)
+	}
+	return Size(n << shift), nil
+}
+
+// UnmarshalJSON accepts a JSON number or a string for ParseSize.
+func (z *Size) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		n, err := ParseSize(s)
+		if err != nil {
+			return err
+		}
+		*z = n
+		return nil
+	}
+	var n uint64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("size %s: want a non-negative integer or a string like \"4gb\"", b)
+	}
+	*z = Size(n)
+	return nil
+}
+
+// String formats the size with the largest exact binary unit: "4gb".
+func (z Size) String() string {
+	n := uint64(z)
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{40, "tb"}, {30, "gb"}, {20, "mb"}, {10, "kb"}} {
+		if n != 0 && n%(1<<u.shift) == 0 {
+			return strconv.FormatUint(n>>u.shift, 10) + u.name
+		}
+	}
+	return strconv.FormatUint(n, 10)
+}

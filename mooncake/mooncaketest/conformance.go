@@ -1,0 +1,879 @@
+package mooncaketest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mooncake-go/mooncake-go/mooncake"
+)
+
+// RunConformance runs the conformance suite: every operation and error case
+// of the Store API, concurrency, and bad input. newCluster is called once
+// per subtest (pass NewCluster).
+func RunConformance(t *testing.T, newCluster func(testing.TB) *Cluster) {
+	for _, tc := range conformanceTests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newCluster(t)) })
+	}
+}
+
+var conformanceTests = []struct {
+	name string
+	fn   func(t *testing.T, c *Cluster)
+}{
+	{"Lifecycle", testLifecycle},
+	{"OpenRejectsBadConfig", testOpenRejectsBadConfig},
+	{"ClosedStore", testClosedStore},
+	{"PutGetCopy", testPutGetCopy},
+	{"WriteOnceAndUpsert", testWriteOnceAndUpsert},
+	{"MissingKey", testMissingKey},
+	{"BadKeysAndValues", testBadKeysAndValues},
+	{"Registration", testRegistration},
+	{"PutFromGetInto", testPutFromGetInto},
+	{"BatchSingle", testBatchSingle},
+	{"BatchArgumentErrors", testBatchArgumentErrors},
+	{"MultiBuffer", testMultiBuffer},
+	{"MultiBufferSizes", testMultiBufferSizes},
+	{"MultiBufferCSRErrors", testMultiBufferCSRErrors},
+	{"MultiBufferUpsert", testMultiBufferUpsert},
+	{"UnregisteredMemory", testUnregisteredMemory},
+	{"LeaseAndRemove", testLeaseAndRemove},
+	{"RemoveByRegex", testRemoveByRegex},
+	{"SharedCluster", testSharedCluster},
+	{"ReplicateConfig", testReplicateConfig},
+	{"Capacity", testCapacity},
+	{"Concurrency", testConcurrency},
+	{"CloseDuringCalls", testCloseDuringCalls},
+}
+
+func isCode(t *testing.T, err error, code mooncake.ErrorCode, msgAndArgs ...any) {
+	t.Helper()
+	require.Error(t, err, msgAndArgs...)
+	assert.Truef(t, errors.Is(err, code), "want %v, got %v %s", code, err, fmt.Sprint(msgAndArgs...))
+}
+
+func testLifecycle(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	require.NoError(t, st.HealthCheck())
+	host, err := st.Hostname()
+	require.NoError(t, err)
+	assert.NotEmpty(t, host)
+	assert.Equal(t, c.Config().MasterServerAddress, st.Config().MasterServerAddress)
+	require.NoError(t, st.Close())
+	require.NoError(t, st.Close(), "Close is idempotent")
+}
+
+func testOpenRejectsBadConfig(t *testing.T, c *Cluster) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*mooncake.Config)
+	}{
+		{"protocol", func(cfg *mooncake.Config) { cfg.Protocol = "carrier-pigeon" }},
+		{"no master", func(cfg *mooncake.Config) { cfg.MasterServerAddress = "" }},
+		{"no hostname", func(cfg *mooncake.Config) { cfg.LocalHostname = "" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := mooncake.Open(c.Config(tc.mod))
+			if st != nil {
+				_ = st.Close()
+			}
+			isCode(t, err, mooncake.ErrInvalidParams)
+			var me *mooncake.Error
+			require.ErrorAs(t, err, &me)
+			assert.Equal(t, mooncake.OpOpen, me.Op)
+		})
+	}
+}
+
+func testClosedStore(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, nil, 1<<16)
+	view := st.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: 1})
+	require.NoError(t, view.Close(), "closing a view closes the client")
+	k := Key(t, "k")
+	keys := []string{k}
+	addrs := []uintptr{mem.Addr()}
+	sizes := []uint64{16}
+	calls := map[string]func() error{
+		"HealthCheck": st.HealthCheck,
+		"Hostname":    func() error { _, err := st.Hostname(); return err },
+		"Put":         func() error { return st.Put(k, []byte("x")) },
+		"Upsert":      func() error { return st.Upsert(k, []byte("x")) },
+		"Get":         func() error { _, err := st.Get(k); return err },
+		"GetSize":     func() error { _, err := st.GetSize(k); return err },
+		"PutFrom":     func() error { return st.PutFrom(k, mem.Addr(), 16) },
+		"UpsertFrom":  func() error { return st.UpsertFrom(k, mem.Addr(), 16) },
+		"GetInto":     func() error { _, err := st.GetInto(k, mem.Addr(), 16); return err },
+		"IsExist":     func() error { _, err := st.IsExist(k); return err },
+		"Remove":      func() error { return st.Remove(k, true) },
+		"RemoveRegex": func() error { _, err := st.RemoveByRegex("^x", true); return err },
+		"RemoveAll":   func() error { _, err := st.RemoveAll(true); return err },
+		"Register":    func() error { return st.RegisterBuffer(mem.Addr(), 4096) },
+		"Unregister":  func() error { return st.UnregisterBuffer(mem.Addr()) },
+		"BatchPutFrom": func() error {
+			_, err := st.BatchPutFrom(keys, addrs, sizes, nil)
+			return err
+		},
+		"BatchUpsertFrom": func() error {
+			_, err := st.BatchUpsertFrom(keys, addrs, sizes, nil)
+			return err
+		},
+		"BatchGetInto": func() error {
+			_, err := st.BatchGetInto(keys, addrs, sizes, nil)
+			return err
+		},
+		"BatchPutMulti": func() error {
+			_, err := st.BatchPutFromMultiBuffers(keys, addrs, sizes, []uint64{0, 1}, nil)
+			return err
+		},
+		"BatchUpsertMulti": func() error {
+			_, err := st.BatchUpsertFromMultiBuffers(keys, addrs, sizes, []uint64{0, 1}, nil)
+			return err
+		},
+		"BatchGetMulti": func() error {
+			_, err := st.BatchGetIntoMultiBuffers(keys, addrs, sizes, []uint64{0, 1}, nil)
+			return err
+		},
+		"BatchIsExist": func() error { _, err := st.BatchIsExist(keys, nil); return err },
+	}
+	for name, call := range calls {
+		err := call()
+		require.Errorf(t, err, "%s after Close", name)
+		assert.Truef(t, errors.Is(err, mooncake.ErrClosed), "%s after Close: %v", name, err)
+	}
+}
+
+func testPutGetCopy(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	for _, size := range []int{1, 7, 4096, 1 << 20} {
+		k := Key(t, fmt.Sprint(size))
+		v := make([]byte, size)
+		Fill(v, uint64(size))
+		require.NoError(t, st.Put(k, v))
+		got, err := st.Get(k)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(v, got), "size %d round trip", size)
+		n, err := st.GetSize(k)
+		require.NoError(t, err)
+		assert.EqualValues(t, size, n)
+		ok, err := st.IsExist(k)
+		require.NoError(t, err)
+		assert.True(t, ok)
+	}
+}
+
+func testWriteOnceAndUpsert(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	k := Key(t, "k")
+	require.NoError(t, st.Put(k, []byte("first")))
+	require.NoError(t, st.Put(k, []byte("second, longer")), "a put on an existing key reports success")
+	got, err := st.Get(k)
+	require.NoError(t, err)
+	assert.Equal(t, "first", string(got), "write-once keeps the first value")
+
+	require.NoError(t, st.Upsert(k, []byte("replaced, and longer")))
+	got, err = st.Get(k)
+	require.NoError(t, err)
+	assert.Equal(t, "replaced, and longer", string(got))
+	n, err := st.GetSize(k)
+	require.NoError(t, err)
+	assert.EqualValues(t, len("replaced, and longer"), n)
+
+	k2 := Key(t, "fresh")
+	require.NoError(t, st.Upsert(k2, []byte("new")), "upsert creates a missing key")
+	got, err = st.Get(k2)
+	require.NoError(t, err)
+	assert.Equal(t, "new", string(got))
+}
+
+func testMissingKey(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, st, 1<<16)
+	k := Key(t, "absent")
+	_, err := st.Get(k)
+	isCode(t, err, mooncake.ErrObjectNotFound)
+	var me *mooncake.Error
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, k, me.Key)
+	assert.Equal(t, mooncake.OpGet, me.Op)
+	assert.Contains(t, err.Error(), k)
+
+	_, err = st.GetSize(k)
+	isCode(t, err, mooncake.ErrObjectNotFound)
+	_, err = st.GetInto(k, mem.Addr(), 4096)
+	isCode(t, err, mooncake.ErrObjectNotFound)
+	ok, err := st.IsExist(k)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	isCode(t, st.Remove(k, false), mooncake.ErrObjectNotFound)
+}
+
+func testBadKeysAndValues(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, st, 1<<16)
+	isCode(t, st.Put(Key(t, "empty-value"), nil), mooncake.ErrInvalidParams, "empty value")
+	isCode(t, st.PutFrom(Key(t, "zero-size"), mem.Addr(), 0), mooncake.ErrInvalidParams, "zero size")
+	ok, err := st.IsExist(Key(t, "empty-value"))
+	require.NoError(t, err)
+	assert.False(t, ok, "a refused put stores nothing")
+
+	// An empty key is refused, never stored.
+	require.Error(t, st.Put("", []byte("x")))
+	require.Error(t, st.PutFrom("", mem.Addr(), 8))
+	res, err := st.BatchPutFrom([]string{"", Key(t, "ok")}, []uintptr{mem.Addr(), mem.Addr()}, []uint64{8, 8}, nil)
+	if err == nil {
+		assert.Less(t, res[0], int64(0), "empty key in a batch")
+	}
+}
+
+func testRegistration(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, nil, 1<<20)
+	a := mem.Addr()
+	require.NoError(t, st.RegisterBuffer(a, 1<<19))
+	isCode(t, st.RegisterBuffer(a, 1<<19), mooncake.ErrInvalidParams, "same region twice")
+	isCode(t, st.RegisterBuffer(a+4096, 4096), mooncake.ErrInvalidParams, "inside a registered region")
+	isCode(t, st.RegisterBuffer(a+(1<<19)-4096, 8192), mooncake.ErrInvalidParams, "straddling the end")
+	isCode(t, st.RegisterBuffer(0, 4096), mooncake.ErrInvalidParams, "null address")
+	isCode(t, st.RegisterBuffer(a+(1<<19), 0), mooncake.ErrInvalidParams, "zero length")
+	require.NoError(t, st.RegisterBuffer(a+(1<<19), 1<<19), "adjacent region")
+	isCode(t, st.UnregisterBuffer(a+4096), mooncake.ErrInvalidParams, "not a region start")
+	require.NoError(t, st.UnregisterBuffer(a))
+	isCode(t, st.UnregisterBuffer(a), mooncake.ErrInvalidParams, "already unregistered")
+	require.NoError(t, st.RegisterBuffer(a, 1<<19), "register again after unregister")
+	require.NoError(t, st.UnregisterBuffer(a))
+	require.NoError(t, st.UnregisterBuffer(a+(1<<19)))
+	var nilMem *mooncake.HostMemory
+	isCode(t, st.RegisterMemory(nilMem), mooncake.ErrInvalidParams)
+}
+
+func testPutFromGetInto(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, st, 4<<20)
+	b := mem.Bytes()
+	src, dst := b[:1<<20], b[2<<20:]
+	Fill(src, 1)
+	k := Key(t, "k")
+	require.NoError(t, st.PutFrom(k, mem.Addr(), 1<<20))
+	n, err := st.GetInto(k, mem.Addr()+2<<20, 2<<20)
+	require.NoError(t, err, "a larger destination is fine")
+	assert.EqualValues(t, 1<<20, n)
+	require.True(t, bytes.Equal(src, dst[:1<<20]))
+
+	_, err = st.GetInto(k, mem.Addr()+2<<20, 1<<20-1)
+	isCode(t, err, mooncake.ErrInvalidParams, "destination smaller than the object")
+
+	Fill(src, 2)
+	require.NoError(t, st.PutFrom(k, mem.Addr(), 1<<20), "write-once")
+	_, err = st.GetInto(k, mem.Addr()+2<<20, 1<<20)
+	require.NoError(t, err)
+	assert.False(t, bytes.Equal(src, dst[:1<<20]), "the first value is kept")
+
+	require.NoError(t, st.UpsertFrom(k, mem.Addr(), 4096))
+	n, err = st.GetInto(k, mem.Addr()+2<<20, 1<<20)
+	require.NoError(t, err)
+	assert.EqualValues(t, 4096, n)
+	require.True(t, bytes.Equal(src[:4096], dst[:4096]))
+
+	// The copying and zero-copy APIs see the same objects.
+	got, err := st.Get(k)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(src[:4096], got))
+	k2 := Key(t, "copy-put")
+	require.NoError(t, st.Put(k2, []byte("hello")))
+	n, err = st.GetInto(k2, mem.Addr()+2<<20, 4096)
+	require.NoError(t, err)
+	assert.Equal(t, "hello", string(dst[:n]))
+}
+
+func testBatchSingle(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	const n, size = 128, 4096
+	mem := Memory(t, st, 2*n*size)
+	b := mem.Bytes()
+	Fill(b[:n*size], 3)
+	keys := Keys(t, "k", n)
+	addrs := make([]uintptr, n)
+	dsts := make([]uintptr, n)
+	sizes := make([]uint64, n)
+	for i := range keys {
+		addrs[i] = mem.Addr() + uintptr(i*size)
+		dsts[i] = mem.Addr() + uintptr((n+i)*size)
+		sizes[i] = size
+	}
+	// Put only the even keys first.
+	var evenK []string
+	var evenA []uintptr
+	var evenS []uint64
+	for i := 0; i < n; i += 2 {
+		evenK, evenA, evenS = append(evenK, keys[i]), append(evenA, addrs[i]), append(evenS, sizes[i])
+	}
+	res, err := st.BatchPutFrom(evenK, evenA, evenS, nil)
+	require.NoError(t, err)
+	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFrom, evenK, res))
+
+	scratch := make([]int64, 0, n)
+	ex, err := st.BatchIsExist(keys, scratch)
+	require.NoError(t, err)
+	require.Len(t, ex, n)
+	assert.Equal(t, unsafe.SliceData(scratch[:1]), unsafe.SliceData(ex), "results reuse the caller's slice")
+	for i, e := range ex {
+		assert.EqualValuesf(t, 1-i%2, e, "exists[%d]", i)
+	}
+
+	res, err = st.BatchGetInto(keys, dsts, sizes, nil)
+	require.NoError(t, err)
+	berr := mooncake.BatchResultError(mooncake.OpBatchGetInto, keys, res)
+	require.Error(t, berr)
+	assert.True(t, errors.Is(berr, mooncake.ErrObjectNotFound))
+	var be *mooncake.BatchError
+	require.ErrorAs(t, berr, &be)
+	assert.Len(t, be.Failed, n/2)
+	for i, r := range res {
+		if i%2 == 0 {
+			require.EqualValuesf(t, size, r, "get %d", i)
+			require.True(t, bytes.Equal(b[i*size:(i+1)*size], b[(n+i)*size:(n+i+1)*size]), "bytes of key %d", i)
+		} else {
+			require.EqualValuesf(t, mooncake.ErrObjectNotFound, r, "get %d", i)
+			require.Error(t, mooncake.ResultError(mooncake.OpBatchGetInto, keys[i], r))
+		}
+	}
+
+	// Put all: existing keys report 0 (write-once), the rest are stored.
+	res, err = st.BatchPutFrom(keys, addrs, sizes, res)
+	require.NoError(t, err)
+	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFrom, keys, res))
+
+	// Upsert half with new bytes, then read back.
+	Fill(b[:n*size], 4)
+	res, err = st.BatchUpsertFrom(keys[:n/2], addrs[:n/2], sizes[:n/2], res)
+	require.NoError(t, err)
+	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchUpsertFrom, keys, res))
+	res, err = st.BatchGetInto(keys[:n/2], dsts[:n/2], sizes[:n/2], res)
+	require.NoError(t, err)
+	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchGetInto, keys, res))
+	require.True(t, bytes.Equal(b[:n/2*size], b[n*size:(n+n/2)*size]))
+
+	// Zero-size entry fails for that key only.
+	res, err = st.BatchPutFrom([]string{Key(t, "z0"), Key(t, "z1")}, addrs[:2], []uint64{0, size}, nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, mooncake.ErrInvalidParams, res[0])
+	assert.EqualValues(t, 0, res[1])
+
+	// Destination smaller than the object.
+	res, err = st.BatchGetInto(keys[:1], dsts[:1], []uint64{size - 1}, nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, mooncake.ErrInvalidParams, res[0])
+}
+
+func testBatchArgumentErrors(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, st, 1<<16)
+	a := mem.Addr()
+	k := Keys(t, "k", 2)
+	cases := []struct {
+		name  string
+		keys  []string
+		addrs []uintptr
+		sizes []uint64
+	}{
+		{"fewer addresses", k, []uintptr{a}, []uint64{8, 8}},
+		{"fewer sizes", k, []uintptr{a, a + 8}, []uint64{8}},
+		{"nil keys", nil, []uintptr{a}, []uint64{8}},
+		{"nil addresses", k, nil, []uint64{8, 8}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for op, call := range map[mooncake.Op]func([]string, []uintptr, []uint64, []int64) ([]int64, error){
+				mooncake.OpBatchPutFrom:    st.BatchPutFrom,
+				mooncake.OpBatchUpsertFrom: st.BatchUpsertFrom,
+				mooncake.OpBatchGetInto:    st.BatchGetInto,
+			} {
+				res, err := call(tc.keys, tc.addrs, tc.sizes, nil)
+				assert.Nil(t, res)
+				isCode(t, err, mooncake.ErrInvalidParams, op)
+				var me *mooncake.Error
+				require.ErrorAs(t, err, &me)
+				assert.Equal(t, op, me.Op)
+			}
+		})
+	}
+	// Empty batches are no-ops.
+	res, err := st.BatchPutFrom(nil, nil, nil, nil)
+	require.NoError(t, err)
+	assert.Empty(t, res)
+	res, err = st.BatchIsExist(nil, nil)
+	require.NoError(t, err)
+	assert.Empty(t, res)
+	res, err = st.BatchGetIntoMultiBuffers(nil, nil, nil, nil, nil)
+	require.NoError(t, err)
+	assert.Empty(t, res)
+	res, err = st.BatchGetIntoMultiBuffers(nil, nil, nil, []uint64{0}, nil)
+	require.NoError(t, err)
+	assert.Empty(t, res)
+}
+
+// layerFirst describes a tiny layer-first pool: for page p and layer l the
+// buffer is at base + (l*pages + p)*bufSize.
+type layerFirst struct {
+	base           uintptr
+	layers, pages  int
+	bufSize        int
+	addrs          []uintptr
+	sizes, offsets []uint64
+}
+
+func newLayerFirst(base uintptr, layers, pages, bufSize int, pageIdx []int) *layerFirst {
+	lf := &layerFirst{base: base, layers: layers, pages: pages, bufSize: bufSize}
+	lf.offsets = append(lf.offsets, 0)
+	for _, p := range pageIdx {
+		for l := 0; l < layers; l++ {
+			lf.addrs = append(lf.addrs, base+uintptr((l*pages+p)*bufSize))
+			lf.sizes = append(lf.sizes, uint64(bufSize))
+		}
+		lf.offsets = append(lf.offsets, uint64(len(lf.addrs)))
+	}
+	return lf
+}
+
+func (lf *layerFirst) page(mem []byte, p int) []byte {
+	var out []byte
+	for l := 0; l < lf.layers; l++ {
+		off := (l*lf.pages + p) * lf.bufSize
+		out = append(out, mem[off:off+lf.bufSize]...)
+	}
+	return out
+}
+
+func testMultiBuffer(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	const layers, pages, bufSize = 61, 16, 1152
+	poolBytes := layers * pages * bufSize
+	memA := Memory(t, st, poolBytes)
+	memB := Memory(t, st, poolBytes)
+	Fill(memA.Bytes(), 5)
+	idx := make([]int, pages)
+	for i := range idx {
+		idx[i] = i
+	}
+	keys := Keys(t, "page", pages)
+	a := newLayerFirst(memA.Addr(), layers, pages, bufSize, idx)
+	res, err := st.BatchPutFromMultiBuffers(keys, a.addrs, a.sizes, a.offsets, nil)
+	require.NoError(t, err)
+	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFromMultiBuffers, keys, res))
+	for _, k := range keys {
+		n, err := st.GetSize(k)
+		require.NoError(t, err)
+		require.EqualValues(t, layers*bufSize, n, "object = concatenation of the page's buffers")
+	}
+
+	// Read into pool B with the pages reversed.
+	rev := make([]int, pages)
+	for i := range rev {
+		rev[i] = pages - 1 - i
+	}
+	b := newLayerFirst(memB.Addr(), layers, pages, bufSize, rev)
+	res, err = st.BatchGetIntoMultiBuffers(keys, b.addrs, b.sizes, b.offsets, res)
+	require.NoError(t, err)
+	for i, r := range res {
+		require.EqualValues(t, layers*bufSize, r, "key %d", i)
+		require.True(t, bytes.Equal(a.page(memA.Bytes(), i), b.page(memB.Bytes(), pages-1-i)), "page %d", i)
+	}
+
+	// A multi-buffer object reads back whole through the single-buffer and
+	// copying calls, and vice versa.
+	whole, err := st.Get(keys[3])
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(a.page(memA.Bytes(), 3), whole))
+	k1 := Key(t, "single")
+	require.NoError(t, st.Put(k1, whole))
+	one := newLayerFirst(memB.Addr(), layers, pages, bufSize, []int{0})
+	res, err = st.BatchGetIntoMultiBuffers([]string{k1}, one.addrs, one.sizes, one.offsets, res)
+	require.NoError(t, err)
+	require.EqualValues(t, layers*bufSize, res[0])
+	require.True(t, bytes.Equal(whole, one.page(memB.Bytes(), 0)))
+
+	// Missing keys fail individually.
+	mixed := []string{keys[0], Key(t, "absent")}
+	two := newLayerFirst(memB.Addr(), layers, pages, bufSize, []int{0, 1})
+	res, err = st.BatchGetIntoMultiBuffers(mixed, two.addrs, two.sizes, two.offsets, res)
+	require.NoError(t, err)
+	assert.EqualValues(t, layers*bufSize, res[0])
+	assert.EqualValues(t, mooncake.ErrObjectNotFound, res[1])
+}
+
+func testMultiBufferSizes(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, st, 1<<20)
+	base := mem.Addr()
+	Fill(mem.Bytes(), 6)
+	k := Key(t, "k")
+	res, err := st.BatchPutFromMultiBuffers([]string{k}, []uintptr{base, base + 4096}, []uint64{100, 200}, []uint64{0, 2}, nil)
+	require.NoError(t, err)
+	require.EqualValues(t, 0, res[0])
+
+	dst := base + 1<<19
+	for _, tc := range []struct {
+		name  string
+		sizes []uint64
+		want  int64
+	}{
+		{"exact, other split", []uint64{150, 150}, 300},
+		{"smaller", []uint64{150, 149}, int64(mooncake.ErrInvalidParams)},
+		{"larger", []uint64{150, 151}, int64(mooncake.ErrTransferFail)},
+	} {
+		res, err := st.BatchGetIntoMultiBuffers([]string{k}, []uintptr{dst, dst + 4096}, tc.sizes, []uint64{0, 2}, nil)
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, tc.want, res[0], tc.name)
+	}
+	// Zero buffers for a key: total size 0 is refused for that key.
+	res, err = st.BatchPutFromMultiBuffers([]string{Key(t, "none"), Key(t, "one")},
+		[]uintptr{base}, []uint64{64}, []uint64{0, 0, 1}, nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, mooncake.ErrInvalidParams, res[0])
+	assert.EqualValues(t, 0, res[1])
+}
+
+func testMultiBufferCSRErrors(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, st, 1<<16)
+	a := mem.Addr()
+	k := Keys(t, "k", 2)
+	addrs := []uintptr{a, a + 64, a + 128}
+	sizes := []uint64{64, 64, 64}
+	for _, tc := range []struct {
+		name    string
+		keys    []string
+		addrs   []uintptr
+		sizes   []uint64
+		offsets []uint64
+	}{
+		{"missing offsets", k, addrs, sizes, nil},
+		{"short offsets", k, addrs, sizes, []uint64{0, 3}},
+		{"first offset not 0", k, addrs, sizes, []uint64{1, 2, 3}},
+		{"decreasing", k, addrs, sizes, []uint64{0, 3, 2}},
+		{"last offset short", k, addrs, sizes, []uint64{0, 1, 2}},
+		{"last offset past end", k, addrs, sizes, []uint64{0, 1, 4}},
+		{"sizes shorter", k, addrs, sizes[:2], []uint64{0, 1, 3}},
+		{"no keys, some buffers", nil, addrs, sizes, []uint64{0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for op, call := range map[mooncake.Op]func([]string, []uintptr, []uint64, []uint64, []int64) ([]int64, error){
+				mooncake.OpBatchPutFromMultiBuffers:    st.BatchPutFromMultiBuffers,
+				mooncake.OpBatchUpsertFromMultiBuffers: st.BatchUpsertFromMultiBuffers,
+				mooncake.OpBatchGetIntoMultiBuffers:    st.BatchGetIntoMultiBuffers,
+			} {
+				res, err := call(tc.keys, tc.addrs, tc.sizes, tc.offsets, nil)
+				assert.Nil(t, res)
+				isCode(t, err, mooncake.ErrInvalidParams, op)
+			}
+		})
+	}
+	ex, err := st.BatchIsExist(k, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 0}, ex, "refused calls store nothing")
+}
+
+func testMultiBufferUpsert(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, st, 1<<20)
+	base := mem.Addr()
+	b := mem.Bytes()
+	Fill(b[:8192], 7)
+	keys := Keys(t, "k", 2)
+	offs := []uint64{0, 2, 4}
+	addrs := []uintptr{base, base + 1024, base + 2048, base + 3072}
+	sizes := []uint64{1024, 1024, 1024, 1024}
+	res, err := st.BatchPutFromMultiBuffers(keys, addrs, sizes, offs, nil)
+	require.NoError(t, err)
+	require.Equal(t, []int64{0, 0}, res)
+	// Write-once: new bytes through a put are ignored ...
+	Fill(b[:4096], 8)
+	want := append([]byte(nil), b[:4096]...)
+	res, err = st.BatchPutFromMultiBuffers(keys, addrs, sizes, offs, res)
+	require.NoError(t, err)
+	require.Equal(t, []int64{0, 0}, res)
+	got, err := st.Get(keys[0])
+	require.NoError(t, err)
+	require.False(t, bytes.Equal(want[:2048], got))
+	// ... and replace through an upsert, with a new size.
+	res, err = st.BatchUpsertFromMultiBuffers(keys, addrs[:3], sizes[:3], []uint64{0, 1, 3}, res)
+	require.NoError(t, err)
+	require.Equal(t, []int64{0, 0}, res)
+	got, err = st.Get(keys[0])
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want[:1024], got))
+	got, err = st.Get(keys[1])
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want[1024:3072], got))
+}
+
+func testUnregisteredMemory(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	reg := Memory(t, st, 1<<16)
+	unreg := Memory(t, nil, 1<<16)
+	Fill(unreg.Bytes(), 9)
+	k := Key(t, "k")
+	err := st.PutFrom(k, unreg.Addr(), 4096)
+	straddle := reg.Addr() + (1 << 16) - 2048 // half in, half out of the region
+	if c.ChecksRegistration {
+		isCode(t, err, mooncake.ErrTransferFail, "put from unregistered memory")
+		res, err := st.BatchPutFromMultiBuffers([]string{k}, []uintptr{reg.Addr(), straddle}, []uint64{64, 4096}, []uint64{0, 2}, nil)
+		require.NoError(t, err)
+		assert.EqualValues(t, mooncake.ErrTransferFail, res[0], "a buffer straddling a region's end")
+		ok, err := st.IsExist(k)
+		require.NoError(t, err)
+		assert.False(t, ok)
+		require.NoError(t, st.PutFrom(k, reg.Addr(), 4096))
+		_, err = st.GetInto(k, unreg.Addr(), 4096)
+		isCode(t, err, mooncake.ErrTransferFail, "get into unregistered memory")
+		return
+	}
+	// Mooncake's TCP transport does not check local registration: the same
+	// calls succeed. Pinned here so that a change is noticed.
+	require.NoError(t, err, "TCP: put from unregistered memory succeeds")
+	n, err := st.GetInto(k, reg.Addr(), 4096)
+	require.NoError(t, err)
+	require.EqualValues(t, 4096, n)
+	require.True(t, bytes.Equal(unreg.Bytes()[:4096], reg.Bytes()[:4096]))
+}
+
+func testLeaseAndRemove(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	k := Key(t, "leased")
+	require.NoError(t, st.Put(k, []byte("v")))
+	k2 := Key(t, "unread")
+	require.NoError(t, st.Put(k2, []byte("v")))
+	require.NoError(t, st.Remove(k2, false), "an object nobody read has no lease")
+	_, err := st.Get(k)
+	require.NoError(t, err)
+	isCode(t, st.Remove(k, false), mooncake.ErrObjectHasLease, "remove right after a get")
+	ok, err := st.IsExist(k)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	require.NoError(t, st.Remove(k, true), "force removes a leased object")
+	ok, err = st.IsExist(k)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	isCode(t, st.Remove(k, true), mooncake.ErrObjectNotFound)
+}
+
+func testRemoveByRegex(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	keys := Keys(t, "a", 5)
+	keys = append(keys, Keys(t, "b", 3)...)
+	for _, k := range keys {
+		require.NoError(t, st.Put(k, []byte(k)))
+	}
+	n, err := st.RemoveByRegex(KeyRegexPrefix(t)+"a-", false)
+	require.NoError(t, err)
+	assert.EqualValues(t, 5, n)
+	ex, err := st.BatchIsExist(keys, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 0, 0, 0, 0, 1, 1, 1}, ex)
+	_, err = st.RemoveByRegex("(unclosed", false)
+	isCode(t, err, mooncake.ErrInvalidParams, "bad pattern")
+	_, err = st.RemoveByRegex("", false)
+	isCode(t, err, mooncake.ErrInvalidParams, "empty pattern")
+	if c.Isolated {
+		n, err = st.RemoveAll(true)
+		require.NoError(t, err)
+		assert.EqualValues(t, 3, n)
+	} else {
+		n, err = st.RemoveByRegex(KeyRegexPrefix(t), true)
+		require.NoError(t, err)
+		assert.EqualValues(t, 3, n)
+	}
+	ex, err = st.BatchIsExist(keys, ex)
+	require.NoError(t, err)
+	assert.Equal(t, make([]int64, len(keys)), ex)
+}
+
+func testSharedCluster(t *testing.T, c *Cluster) {
+	a := c.Open(t)
+	b := c.Open(t)
+	ha, err := a.Hostname()
+	require.NoError(t, err)
+	hb, err := b.Hostname()
+	require.NoError(t, err)
+	assert.NotEqual(t, ha, hb, "each client has its own segment name")
+	k := Key(t, "k")
+	require.NoError(t, a.Put(k, []byte("from a")))
+	got, err := b.Get(k)
+	require.NoError(t, err)
+	assert.Equal(t, "from a", string(got))
+}
+
+func testReplicateConfig(t *testing.T, c *Cluster) {
+	a := c.Open(t)
+	b := c.Open(t)
+	ha, err := a.Hostname()
+	require.NoError(t, err)
+	hb, err := b.Hostname()
+	require.NoError(t, err)
+	onA := b.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{ha}})
+	onB := b.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{hb}})
+	assert.Equal(t, []string{ha}, onA.ReplicateConfig().PreferredSegments)
+	kA, kB := Key(t, "on-a"), Key(t, "on-b")
+	require.NoError(t, onA.Put(kA, []byte("a")))
+	require.NoError(t, onB.Put(kB, []byte("b")))
+	// Closing a unmounts its segment: the object placed there goes with it.
+	require.NoError(t, a.Close())
+	ok, err := b.IsExist(kA)
+	require.NoError(t, err)
+	assert.False(t, ok, "object on the closed client's segment is gone")
+	ok, err = b.IsExist(kB)
+	require.NoError(t, err)
+	assert.True(t, ok)
+
+	sameNode := b.WithReplicateConfig(mooncake.ReplicateConfig{PreferAllocInSameNode: true, ReplicaNum: 2})
+	isCode(t, sameNode.Put(Key(t, "same-node-2"), []byte("x")), mooncake.ErrInvalidParams, "same-node allocation with 2 replicas")
+	bad := b.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{""}})
+	isCode(t, bad.Put(Key(t, "bad"), []byte("x")), mooncake.ErrInvalidParams, "empty segment name")
+	neg := b.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: -1})
+	_, err = neg.BatchPutFrom([]string{Key(t, "neg")}, []uintptr{0}, []uint64{1}, nil)
+	isCode(t, err, mooncake.ErrInvalidParams, "negative replica count")
+	two := b.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: 2, WithSoftPin: true, WithHardPin: true})
+	require.NoError(t, two.Put(Key(t, "two"), []byte("x")), "more replicas than segments is best effort")
+}
+
+func testCapacity(t *testing.T, c *Cluster) {
+	if !c.Isolated {
+		t.Skip("needs a cluster of its own: a shared live cluster has other clients' segments")
+	}
+	st := c.Open(t, func(cfg *mooncake.Config) { cfg.GlobalSegmentSize = 1 << 20 })
+	mem := Memory(t, st, 2<<20)
+	isCode(t, st.PutFrom(Key(t, "too-big"), mem.Addr(), 2<<20), mooncake.ErrNoAvailableHandle)
+	var last error
+	for i := 0; i < 8 && last == nil; i++ {
+		last = st.PutFrom(Key(t, fmt.Sprint(i)), mem.Addr(), 256<<10)
+	}
+	isCode(t, last, mooncake.ErrNoAvailableHandle, "filling the segment")
+	n, err := st.RemoveAll(true)
+	require.NoError(t, err)
+	assert.Positive(t, n)
+	require.NoError(t, st.PutFrom(Key(t, "after"), mem.Addr(), 256<<10), "space is reusable after removal")
+}
+
+func testConcurrency(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	const workers, rounds, batch, size = 8, 20, 16, 2048
+	mem := Memory(t, st, workers*2*batch*size)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			base := mem.Addr() + uintptr(w*2*batch*size)
+			b := mem.Bytes()[w*2*batch*size : (w+1)*2*batch*size]
+			addrs := make([]uintptr, batch)
+			dsts := make([]uintptr, batch)
+			sizes := make([]uint64, batch)
+			res := make([]int64, batch)
+			for i := range addrs {
+				addrs[i] = base + uintptr(i*size)
+				dsts[i] = base + uintptr((batch+i)*size)
+				sizes[i] = size
+			}
+			for r := 0; r < rounds; r++ {
+				keys := Keys(t, fmt.Sprintf("w%d-r%d", w, r), batch)
+				Fill(b[:batch*size], uint64(w*1000+r))
+				var err error
+				if res, err = st.BatchPutFrom(keys, addrs, sizes, res); err != nil {
+					errs <- err
+					return
+				}
+				if err = mooncake.BatchResultError(mooncake.OpBatchPutFrom, keys, res); err != nil {
+					errs <- err
+					return
+				}
+				if res, err = st.BatchGetInto(keys, dsts, sizes, res); err != nil {
+					errs <- err
+					return
+				}
+				if err = mooncake.BatchResultError(mooncake.OpBatchGetInto, keys, res); err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(b[:batch*size], b[batch*size:]) {
+					errs <- fmt.Errorf("worker %d round %d: bytes differ", w, r)
+					return
+				}
+				if _, err = st.RemoveByRegex("^"+regexp.QuoteMeta(keys[0][:len(keys[0])-1]), true); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func testCloseDuringCalls(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, nil, 1<<20)
+	require.NoError(t, st.RegisterMemory(mem))
+	const workers = 8
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	bad := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			keys := Keys(t, fmt.Sprintf("w%d", w), 8)
+			addrs := make([]uintptr, 8)
+			sizes := make([]uint64, 8)
+			for i := range addrs {
+				addrs[i] = mem.Addr() + uintptr((w*8+i)*1024)
+				sizes[i] = 1024
+			}
+			res := make([]int64, 8)
+			<-start
+			for i := 0; ; i++ {
+				var err error
+				switch i % 3 {
+				case 0:
+					res, err = st.BatchPutFrom(keys, addrs, sizes, res)
+				case 1:
+					res, err = st.BatchGetInto(keys, addrs, sizes, res)
+				default:
+					_, err = st.Get(keys[0])
+				}
+				if err != nil {
+					if errors.Is(err, mooncake.ErrClosed) {
+						return
+					}
+					if !errors.Is(err, mooncake.ErrObjectNotFound) {
+						bad <- err
+						return
+					}
+				}
+				if i > 100000 {
+					bad <- errors.New("store never reported closed")
+					return
+				}
+			}
+		}(w)
+	}
+	close(start)
+	require.NoError(t, st.Close())
+	wg.Wait()
+	close(bad)
+	for err := range bad {
+		t.Error(err)
+	}
+	require.NoError(t, st.Close())
+}

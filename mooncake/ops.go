@@ -1,0 +1,218 @@
+package mooncake
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Put stores a copy of value under key. value may be any memory (it is
+// copied through the client's local buffer). Puts are write-once, as in
+// Mooncake: when key already exists its value is kept and Put returns nil.
+// Use Upsert to replace.
+func (s *Store) Put(key string, value []byte) error {
+	return s.putCopy(OpPut, key, value)
+}
+
+// Upsert stores a copy of value under key, replacing any existing object.
+func (s *Store) Upsert(key string, value []byte) error {
+	return s.putCopy(OpUpsert, key, value)
+}
+
+func (s *Store) putCopy(op Op, key string, value []byte) error {
+	if s.rcErr != nil {
+		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.rcErr}
+	}
+	if !s.c.acquire() {
+		return closedErr(op, key)
+	}
+	var rc int32
+	if op == OpUpsert {
+		rc = s.c.h.Upsert(key, value, &s.cr)
+	} else {
+		rc = s.c.h.Put(key, value, &s.cr)
+	}
+	s.c.release()
+	return codeErr(op, key, int64(rc))
+}
+
+// Get returns a copy of the object stored under key. A missing key gives an
+// error matching ErrObjectNotFound.
+func (s *Store) Get(key string) ([]byte, error) {
+	if !s.c.acquire() {
+		return nil, closedErr(OpGet, key)
+	}
+	defer s.c.release()
+	size := s.c.h.GetSize(key)
+	if size < 0 {
+		return nil, codeErr(OpGet, key, size)
+	}
+	// The object may be replaced between the size query and the read;
+	// the engine then reports the new size and we retry.
+	for attempt := 0; attempt < 4; attempt++ {
+		buf := make([]byte, size)
+		n, need := s.c.h.Get(key, buf)
+		if n >= 0 {
+			return buf[:n], nil
+		}
+		if ErrorCode(n) != ErrBufferOverflow {
+			return nil, codeErr(OpGet, key, n)
+		}
+		size = int64(need)
+	}
+	return nil, &Error{Op: OpGet, Key: key, Code: ErrBufferOverflow, Err: errors.New("object kept changing size")}
+}
+
+// GetSize returns the size in bytes of the object stored under key.
+func (s *Store) GetSize(key string) (int64, error) {
+	if !s.c.acquire() {
+		return 0, closedErr(OpGetSize, key)
+	}
+	n := s.c.h.GetSize(key)
+	s.c.release()
+	if n < 0 {
+		return 0, codeErr(OpGetSize, key, n)
+	}
+	return n, nil
+}
+
+// PutFrom stores size bytes at addr under key without copying them through
+// Go (zero-copy). Write-once, like Put.
+//
+// addr must point into memory registered with RegisterBuffer (for example a
+// HostMemory) that stays mapped during the call; it must never be Go heap
+// memory. On RDMA an unregistered address fails with ErrTransferFail; over
+// TCP Mooncake does not check (see the README).
+func (s *Store) PutFrom(key string, addr uintptr, size uint64) error {
+	return s.putFrom(OpPutFrom, key, addr, size)
+}
+
+// UpsertFrom is PutFrom that replaces an existing object.
+func (s *Store) UpsertFrom(key string, addr uintptr, size uint64) error {
+	return s.putFrom(OpUpsertFrom, key, addr, size)
+}
+
+func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
+	if s.rcErr != nil {
+		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.rcErr}
+	}
+	if !s.c.acquire() {
+		return closedErr(op, key)
+	}
+	var rc int32
+	if op == OpUpsertFrom {
+		rc = s.c.h.UpsertFrom(key, addr, size, &s.cr)
+	} else {
+		rc = s.c.h.PutFrom(key, addr, size, &s.cr)
+	}
+	s.c.release()
+	return codeErr(op, key, int64(rc))
+}
+
+// GetInto reads the object stored under key into [addr, addr+size)
+// (registered memory, as for PutFrom) and returns the object size. size may
+// exceed the object; a smaller size fails with ErrInvalidParams.
+func (s *Store) GetInto(key string, addr uintptr, size uint64) (int64, error) {
+	if !s.c.acquire() {
+		return 0, closedErr(OpGetInto, key)
+	}
+	n := s.c.h.GetInto(key, addr, size)
+	s.c.release()
+	if n < 0 {
+		return 0, codeErr(OpGetInto, key, n)
+	}
+	return n, nil
+}
+
+// IsExist reports whether key exists.
+func (s *Store) IsExist(key string) (bool, error) {
+	if !s.c.acquire() {
+		return false, closedErr(OpIsExist, key)
+	}
+	r := s.c.h.IsExist(key)
+	s.c.release()
+	if r < 0 {
+		return false, codeErr(OpIsExist, key, int64(r))
+	}
+	return r == 1, nil
+}
+
+// Remove deletes the object stored under key. A missing key gives
+// ErrObjectNotFound. Mooncake grants a read lease (10 s by default) on every
+// get; removing a leased object fails with ErrObjectHasLease unless force.
+func (s *Store) Remove(key string, force bool) error {
+	if !s.c.acquire() {
+		return closedErr(OpRemove, key)
+	}
+	rc := s.c.h.Remove(key, force)
+	s.c.release()
+	return codeErr(OpRemove, key, int64(rc))
+}
+
+// RemoveByRegex deletes every object whose key matches pattern (ECMAScript
+// syntax, as upstream's std::regex) and returns how many were removed.
+// Leased objects are skipped unless force.
+func (s *Store) RemoveByRegex(pattern string, force bool) (int64, error) {
+	if pattern == "" {
+		return 0, &Error{Op: OpRemoveByRegex, Code: ErrInvalidParams, Err: errors.New("empty pattern")}
+	}
+	if !s.c.acquire() {
+		return 0, closedErr(OpRemoveByRegex, pattern)
+	}
+	n := s.c.h.RemoveByRegex(pattern, force)
+	s.c.release()
+	if n < 0 {
+		return 0, codeErr(OpRemoveByRegex, pattern, n)
+	}
+	return n, nil
+}
+
+// RemoveAll deletes every object in the cluster and returns how many were
+// removed. Leased objects are skipped unless force.
+func (s *Store) RemoveAll(force bool) (int64, error) {
+	if !s.c.acquire() {
+		return 0, closedErr(OpRemoveAll, "")
+	}
+	n := s.c.h.RemoveAll(force)
+	s.c.release()
+	if n < 0 {
+		return 0, codeErr(OpRemoveAll, "", n)
+	}
+	return n, nil
+}
+
+// RegisterBuffer registers [addr, addr+size) for zero-copy transfers. The
+// memory must stay mapped until UnregisterBuffer or Close, and must not be Go
+// heap memory (use HostMemory). Registering a null or empty range, or one
+// that overlaps a registered range, fails with ErrInvalidParams.
+func (s *Store) RegisterBuffer(addr uintptr, size uint64) error {
+	if !s.c.acquire() {
+		return closedErr(OpRegisterBuffer, "")
+	}
+	rc := s.c.h.RegisterBuffer(addr, size)
+	s.c.release()
+	if rc != 0 {
+		e := codeErr(OpRegisterBuffer, "", int64(rc)).(*Error)
+		if e.Err == nil {
+			e.Err = fmt.Errorf("region [%#x, +%d)", addr, size)
+		}
+		return e
+	}
+	return nil
+}
+
+// UnregisterBuffer unregisters the region that starts at addr.
+func (s *Store) UnregisterBuffer(addr uintptr) error {
+	if !s.c.acquire() {
+		return closedErr(OpUnregisterBuffer, "")
+	}
+	rc := s.c.h.UnregisterBuffer(addr)
+	s.c.release()
+	if rc != 0 {
+		e := codeErr(OpUnregisterBuffer, "", int64(rc)).(*Error)
+		if e.Err == nil {
+			e.Err = fmt.Errorf("region at %#x", addr)
+		}
+		return e
+	}
+	return nil
+}
