@@ -1,0 +1,133 @@
+//go:build cgo && !mooncake_native
+
+package mooncake_test
+
+import (
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/mooncake-go/mooncake-go/mooncake"
+)
+
+// These examples run on the embedded engine: the master address only names
+// an in-process cluster.
+func exampleConfig(name string) mooncake.Config {
+	return mooncake.Config{
+		LocalHostname:       "127.0.0.1",
+		MetadataServer:      "P2PHANDSHAKE",
+		GlobalSegmentSize:   64 << 20,
+		LocalBufferSize:     16 << 20,
+		Protocol:            "tcp",
+		MasterServerAddress: "example-" + name,
+	}
+}
+
+func Example() {
+	st, err := mooncake.Open(exampleConfig("basic"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+
+	if err := st.Put("greeting", []byte("hello, mooncake")); err != nil {
+		log.Fatal(err)
+	}
+	v, err := st.Get("greeting")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(v))
+
+	_, err = st.Get("nobody-wrote-this")
+	fmt.Println(errors.Is(err, mooncake.ErrObjectNotFound))
+	fmt.Println(err)
+	// Output:
+	// hello, mooncake
+	// true
+	// mooncake: get "nobody-wrote-this": OBJECT_NOT_FOUND (-704)
+}
+
+// A layer-first KV page is one buffer per layer. BatchPutFromMultiBuffers
+// stores each page as one object (the concatenation of its buffers) in one
+// call; BatchGetIntoMultiBuffers scatters it back.
+func ExampleStore_BatchPutFromMultiBuffers() {
+	st, err := mooncake.Open(exampleConfig("multi"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+
+	const layers, pages, bufSize = 4, 2, 1024
+	mem, err := mooncake.AllocHostMemory(2*layers*pages*bufSize, mooncake.HostMemoryOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mem.Free()
+	if err := st.RegisterMemory(mem); err != nil {
+		log.Fatal(err)
+	}
+	b := mem.Bytes()
+	for i := range b[:layers*pages*bufSize] {
+		b[i] = byte(i / bufSize) // each (layer, page) buffer has its own value
+	}
+
+	// CSR form: page p owns addrs[offsets[p]:offsets[p+1]].
+	keys := []string{"page-0", "page-1"}
+	var addrs, dsts []uintptr
+	var sizes []uint64
+	offsets := []uint64{0}
+	for p := 0; p < pages; p++ {
+		for l := 0; l < layers; l++ {
+			off := uintptr((l*pages + p) * bufSize)
+			addrs = append(addrs, mem.Addr()+off)
+			dsts = append(dsts, mem.Addr()+uintptr(layers*pages*bufSize)+off)
+			sizes = append(sizes, bufSize)
+		}
+		offsets = append(offsets, uint64(len(addrs)))
+	}
+	results := make([]int64, len(keys)) // reused: no allocation per call
+	results, err = st.BatchPutFromMultiBuffers(keys, addrs, sizes, offsets, results)
+	if err == nil {
+		err = mooncake.BatchResultError(mooncake.OpBatchPutFromMultiBuffers, keys, results)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	results, err = st.BatchGetIntoMultiBuffers(keys, dsts, sizes, offsets, results)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("bytes read per page:", results)
+	obj, _ := st.Get("page-1")
+	fmt.Println("page-1 starts with layer values:", obj[0], obj[bufSize], obj[2*bufSize], obj[3*bufSize])
+	// Output:
+	// bytes read per page: [4096 4096]
+	// page-1 starts with layer values: 1 3 5 7
+}
+
+func ExampleConfigFromEnv() {
+	// With MOONCAKE_MASTER=10.0.0.1:50051 and MOONCAKE_PROTOCOL=tcp set,
+	// as SGLang deployments already do:
+	cfg, err := mooncake.ConfigFromEnv()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	st, err := mooncake.Open(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+}
+
+func ExampleParseSize() {
+	for _, s := range []string{"4gb", "512mb", "16777216"} {
+		n, _ := mooncake.ParseSize(s)
+		fmt.Println(s, uint64(n))
+	}
+	// Output:
+	// 4gb 4294967296
+	// 512mb 536870912
+	// 16777216 16777216
+}
