@@ -1,0 +1,269 @@
+package hostcache
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// KeyConfig selects SGLang's Mooncake key scheme (hicache-spec §2.4).
+type KeyConfig struct {
+	TPRank, TPSize int
+	PPRank, PPSize int
+	// RankReplicated is SGLang's is_mla_model: MLA / DeepSeek V4 KV that is
+	// identical on every TP rank; keys then carry no TP rank.
+	RankReplicated bool
+	// SplitFactor > 1 enables split heads (tp_lcm_size / tp_size): each page
+	// is stored as F head groups with the TP ranks tp*F ... tp*F+F-1.
+	SplitFactor int
+	// ExtraBackendTag, when non-nil, is the first prefix part (SGLang
+	// extra_config["extra_backend_tag"]; an empty tag still adds "_").
+	ExtraBackendTag *string
+	// ModelName, when non-empty, is the next prefix part with "/" replaced
+	// by "-" (newest SGLang).
+	ModelName string
+	// Fingerprint, when non-empty, is the last prefix part (opt-in layout
+	// fingerprint; off by default for compatibility with SGLang).
+	Fingerprint string
+}
+
+// KeyScheme builds SGLang-compatible Mooncake keys. It is immutable and safe
+// for concurrent use.
+type KeyScheme struct {
+	tagPrefix string // prefix including the trailing "_", or ""
+	tagged    bool
+	mha       string
+	mla       string
+	split     []string // split-heads mha suffixes (nil without split heads)
+	rankRep   bool
+	v1        []string // v1 suffixes per page
+}
+
+// NewKeyScheme validates cfg and returns the scheme.
+func NewKeyScheme(cfg KeyConfig) (*KeyScheme, error) {
+	const what = "key scheme"
+	if cfg.TPSize == 0 {
+		cfg.TPSize = 1
+	}
+	if cfg.PPSize == 0 {
+		cfg.PPSize = 1
+	}
+	if cfg.TPRank < 0 || cfg.TPSize < 1 || cfg.TPRank >= cfg.TPSize {
+		return nil, &ConfigError{What: what, Field: "tp rank", Reason: fmt.Sprintf("rank %d of %d", cfg.TPRank, cfg.TPSize)}
+	}
+	if cfg.PPRank < 0 || cfg.PPSize < 1 || cfg.PPRank >= cfg.PPSize {
+		return nil, &ConfigError{What: what, Field: "pp rank", Reason: fmt.Sprintf("rank %d of %d", cfg.PPRank, cfg.PPSize)}
+	}
+	if cfg.SplitFactor < 0 || cfg.SplitFactor > 1<<16 {
+		return nil, &ConfigError{What: what, Field: "split factor", Reason: strconv.Itoa(cfg.SplitFactor)}
+	}
+	s := &KeyScheme{rankRep: cfg.RankReplicated}
+	var parts []string
+	if cfg.ExtraBackendTag != nil {
+		parts = append(parts, *cfg.ExtraBackendTag)
+	}
+	if cfg.ModelName != "" {
+		parts = append(parts, strings.ReplaceAll(cfg.ModelName, "/", "-"))
+	}
+	if cfg.Fingerprint != "" {
+		parts = append(parts, cfg.Fingerprint)
+	}
+	if len(parts) > 0 {
+		s.tagged = true
+		s.tagPrefix = strings.Join(parts, "_") + "_"
+	}
+	tp, pp := strconv.Itoa(cfg.TPRank), strconv.Itoa(cfg.PPRank)
+	if cfg.PPSize > 1 {
+		s.mha, s.mla = tp+"_"+pp, pp
+	} else {
+		s.mha, s.mla = tp, ""
+	}
+	if cfg.SplitFactor > 1 && !cfg.RankReplicated {
+		for i := 0; i < cfg.SplitFactor; i++ {
+			r := strconv.Itoa(cfg.TPRank*cfg.SplitFactor + i)
+			if cfg.PPSize > 1 {
+				r += "_" + pp
+			}
+			s.split = append(s.split, r)
+		}
+	}
+	switch {
+	case cfg.RankReplicated:
+		s.v1 = []string{"_" + s.mla + "_k"}
+	case s.split != nil:
+		for _, r := range s.split {
+			s.v1 = append(s.v1, "_"+r+"_k", "_"+r+"_v")
+		}
+	default:
+		s.v1 = []string{"_" + s.mha + "_k", "_" + s.mha + "_v"}
+	}
+	return s, nil
+}
+
+// Prefix returns the tagging prefix including its trailing "_" ("" when
+// keys are not tagged).
+func (s *KeyScheme) Prefix() string { return s.tagPrefix }
+
+// MHASuffix and MLASuffix return SGLang's mha_suffix and mla_suffix.
+func (s *KeyScheme) MHASuffix() string { return s.mha }
+
+// MLASuffix returns mla_suffix ("" without pipeline parallelism).
+func (s *KeyScheme) MLASuffix() string { return s.mla }
+
+// SplitHeads reports whether split heads are active.
+func (s *KeyScheme) SplitHeads() bool { return s.split != nil }
+
+// Tag returns the tagged form of a page key (allocates).
+func (s *KeyScheme) Tag(key string) string { return s.tagPrefix + key }
+
+// V1Suffixes returns the per-page v1 suffixes in storage order:
+// ["_{mla}_k"] (rank-replicated), ["_{mha}_k", "_{mha}_v"] (MHA), or the
+// split-heads pairs. The slice must not be modified.
+func (s *KeyScheme) V1Suffixes() []string { return s.v1 }
+
+// V1Keys returns the v1 keys of pageKeys (allocates; see Keys for reuse).
+func (s *KeyScheme) V1Keys(pageKeys []string) []string {
+	var k Keys
+	s.Build(&k, pageKeys, s.v1)
+	return slices.Clone(k.Keys)
+}
+
+// V2Suffixes returns the component suffixes of side pool name (SGLang
+// _get_hybrid_page_component_keys) in the component order of the pool's page
+// meta. pool is the registered side pool.
+func (s *KeyScheme) V2Suffixes(name PoolName, pool Pool) ([]string, error) {
+	out, _, err := s.v2Suffixes(name, pool)
+	return out, err
+}
+
+// v2Suffixes also reports whether the keys carry the TP rank (mha_suffix).
+func (s *KeyScheme) v2Suffixes(name PoolName, pool Pool) ([]string, bool, error) {
+	unsupported := func(reason string) error {
+		return &PoolError{Name: name, Reason: reason, Err: ErrUnsupportedPool}
+	}
+	if pool == nil {
+		return nil, false, &PoolError{Name: name, Reason: "not registered", Err: ErrUnregisteredPool}
+	}
+	h := pool.host()
+	mla := "_" + s.mla + "_"
+	mha := "_" + s.mha + "_"
+	needMHA := false
+	var out []string
+	switch name {
+	case PoolKV:
+		out = []string{mla + "k"}
+	case PoolMamba:
+		if pool.Kind() != KindMamba {
+			return nil, false, unsupported(fmt.Sprintf("the mamba pool must be a Mamba state pool, got %s", pool.Kind()))
+		}
+		needMHA = true
+		if h.mambaT {
+			out = append(out, mha+"temporal")
+		}
+		for i := 0; i < h.mambaNC; i++ {
+			out = append(out, mha+"conv_"+strconv.Itoa(i))
+		}
+	case PoolDraft:
+		if pool.Kind() == KindMLA {
+			out = []string{mla + "draft_k"}
+		} else {
+			needMHA = true
+			out = []string{mha + "draft_k", mha + "draft_v"}
+		}
+	case PoolDraftSWA:
+		switch pool.Kind() {
+		case KindV4Paged, KindMLA:
+			out = []string{mla + "draft_swa"}
+		case KindMHA, KindAsymmetricMHA:
+			needMHA = true
+			out = []string{mha + "draft_swa_k", mha + "draft_swa_v"}
+		}
+	case PoolIndexer, PoolDraftIndexer, PoolDeepSeekV4C4, PoolDeepSeekV4C4Indexer, PoolDeepSeekV4C4IndexerScale,
+		PoolDeepSeekV4C128, PoolDeepSeekV4C4State, PoolDeepSeekV4C4IndexerState, PoolDeepSeekV4C128State:
+		out = []string{mla + string(name)}
+	case PoolSWA:
+		switch {
+		case !s.rankRep && h.hasV:
+			needMHA = true
+			out = []string{mha + "swa_k", mha + "swa_v"}
+		case s.rankRep:
+			out = []string{mla + "swa"}
+		}
+	}
+	if len(out) == 0 {
+		return nil, false, unsupported(fmt.Sprintf("no key scheme for pool %q with host pool %s", string(name), pool))
+	}
+	if needMHA && s.split != nil {
+		return nil, false, unsupported("v2 pools keyed by TP rank are not supported with split heads")
+	}
+	return out, needMHA, nil
+}
+
+// Keys is a reusable key buffer: Build writes every key into one byte arena
+// and returns strings that point into it (unsafe.String), so building keys
+// does not allocate once the arena and the slice are large enough.
+//
+// The strings in Keys.Keys are valid only until the next Build on the same
+// Keys value: the arena is overwritten in place. Clone (strings.Clone) any key
+// that must outlive that.
+type Keys struct {
+	Keys  []string
+	arena []byte
+}
+
+// Build sets k.Keys to prefix+pageKey+suffix for every page key (page-major,
+// suffix-minor).
+func (s *KeyScheme) Build(k *Keys, pageKeys []string, suffixes []string) {
+	k.Keys = buildKeys(k.Keys[:0], &k.arena, s.tagPrefix, pageKeys, suffixes)
+}
+
+// keysLen returns the total byte length of the keys prefix+pageKey+suffix.
+func keysLen(prefix string, pageKeys []string, suffixes []string) int {
+	m := len(suffixes)
+	if m == 0 || len(pageKeys) == 0 {
+		return 0
+	}
+	sfx := 0
+	for _, x := range suffixes {
+		sfx += len(x)
+	}
+	total := len(pageKeys) * (len(prefix)*m + sfx)
+	for _, pk := range pageKeys {
+		total += len(pk) * m
+	}
+	return total
+}
+
+func buildKeys(dst []string, arena *[]byte, prefix string, pageKeys []string, suffixes []string) []string {
+	total := keysLen(prefix, pageKeys, suffixes)
+	if total == 0 {
+		return dst
+	}
+	if cap(*arena) < total {
+		*arena = make([]byte, total+total/4)
+	}
+	return appendKeys(dst, (*arena)[:total], prefix, pageKeys, suffixes)
+}
+
+// appendKeys writes the keys into a (exactly keysLen bytes) and appends
+// strings pointing into it to dst.
+func appendKeys(dst []string, a []byte, prefix string, pageKeys []string, suffixes []string) []string {
+	dst = slices.Grow(dst, len(pageKeys)*len(suffixes))
+	off := 0
+	for _, pk := range pageKeys {
+		for _, x := range suffixes {
+			start := off
+			off += copy(a[off:], prefix)
+			off += copy(a[off:], pk)
+			off += copy(a[off:], x)
+			if off == start {
+				dst = append(dst, "")
+			} else {
+				dst = append(dst, unsafe.String(&a[start], off-start))
+			}
+		}
+	}
+	return dst
+}
