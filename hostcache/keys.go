@@ -248,22 +248,58 @@ func buildKeys(dst []string, arena *[]byte, prefix string, pageKeys []string, su
 }
 
 // appendKeys writes the keys into a (exactly keysLen bytes) and appends
-// strings pointing into it to dst.
+// strings pointing into it to dst. Each page's stem (prefix + page key) is
+// read from the caller once; further keys of the page copy it from the arena.
 func appendKeys(dst []string, a []byte, prefix string, pageKeys []string, suffixes []string) []string {
-	dst = slices.Grow(dst, len(pageKeys)*len(suffixes))
-	off := 0
+	base := len(dst)
+	n := len(pageKeys) * len(suffixes)
+	dst = slices.Grow(dst, n)[:base+n]
+	out := dst[base:]
+	off, k := 0, 0
 	for _, pk := range pageKeys {
-		for _, x := range suffixes {
-			start := off
+		stemStart := off
+		if len(prefix) > 0 {
 			off += copy(a[off:], prefix)
-			off += copy(a[off:], pk)
-			off += copy(a[off:], x)
-			if off == start {
-				dst = append(dst, "")
-			} else {
-				dst = append(dst, unsafe.String(&a[start], off-start))
+		}
+		off += copyKey(a[off:], pk)
+		stem := off - stemStart
+		for j, x := range suffixes {
+			start := stemStart
+			if j > 0 {
+				start = off
+				if stem == 64 {
+					*(*[64]byte)(a[off : off+64]) = *(*[64]byte)(a[stemStart : stemStart+64])
+				} else {
+					copy(a[off:off+stem], a[stemStart:stemStart+stem])
+				}
+				off += stem
 			}
+			if len(x) <= 8 {
+				d := a[off : off+len(x)]
+				for i := range d {
+					d[i] = x[i]
+				}
+				off += len(x)
+			} else {
+				off += copy(a[off:], x)
+			}
+			if off == start {
+				out[k] = ""
+			} else {
+				out[k] = unsafe.String(&a[start], off-start)
+			}
+			k++
 		}
 	}
 	return dst
+}
+
+// copyKey copies s into a; 64-character page hashes (SHA-256 hex) take an
+// inlined fixed-size copy.
+func copyKey(a []byte, s string) int {
+	if len(s) == 64 {
+		*(*[64]byte)(a[:64]) = *(*[64]byte)(unsafe.Slice(unsafe.StringData(s), 64))
+		return 64
+	}
+	return copy(a, s)
 }

@@ -283,29 +283,36 @@ func (p *HostPool) appendMeta(pl *plan, addrs []uintptr, sizes []uint64, indices
 	if per == 0 || pages > maxInt/per {
 		return addrs, sizes, &IndexError{Pool: p.desc, Page: -1, Count: n, Reason: "too many pages"}
 	}
-	// Validate first so that nothing is appended on error.
-	for pg := 0; pg < pages; pg++ {
-		idx := indices[pg*P]
-		if idx < 0 || idx%int64(P) != 0 {
-			return addrs, sizes, p.indexErr(pg, idx, fmt.Sprintf("first index of a page must be a non-negative multiple of the page size %d", P))
-		}
-		if uint64(idx)/uint64(P) >= p.rows {
-			return addrs, sizes, p.indexErr(pg, idx, fmt.Sprintf("page is outside the pool (%d token slots)", p.rows*uint64(P)))
-		}
-	}
 	na, ns := len(addrs), len(sizes)
 	need := pages * per
-	addrs = slices.Grow(addrs, need)[:na+need]
-	sizes = slices.Grow(sizes, need)[:ns+need]
-	a := addrs[na:]
-	s := sizes[ns:]
+	outA := slices.Grow(addrs, need)[:na+need]
+	outS := slices.Grow(sizes, need)[:ns+need]
+	a := outA[na:]
+	s := outS[ns:]
+	// On error the grown slices are returned truncated to their input
+	// length, so a failed call appends nothing.
 	comps := pl.comps
 	reps := pl.reps
+	rows := p.rows
+	shift, pow2 := p.pageShift()
+	mask := uint64(P - 1)
 	k := 0
-	if len(comps) == 1 {
-		c := comps[0]
-		for pg := 0; pg < pages; pg++ {
-			row := uint64(indices[pg*P]) / uint64(P)
+	for pg := 0; pg < pages; pg++ {
+		idx := indices[pg*P]
+		var row uint64
+		if pow2 {
+			row = uint64(idx) >> shift
+			if idx < 0 || uint64(idx)&mask != 0 || row >= rows {
+				return addrs, sizes, p.badIndex(pg, idx)
+			}
+		} else {
+			row = uint64(idx) / uint64(P)
+			if idx < 0 || row*uint64(P) != uint64(idx) || row >= rows {
+				return addrs, sizes, p.badIndex(pg, idx)
+			}
+		}
+		if len(comps) == 1 {
+			c := &comps[0]
 			ptr := c.base + uintptr(row*c.pageStride)
 			for j := 0; j < reps; j++ {
 				a[k] = ptr
@@ -313,21 +320,34 @@ func (p *HostPool) appendMeta(pl *plan, addrs []uintptr, sizes []uint64, indices
 				ptr += uintptr(c.repStride)
 				k++
 			}
+			continue
 		}
-		return addrs, sizes, nil
-	}
-	for pg := 0; pg < pages; pg++ {
-		row := uint64(indices[pg*P]) / uint64(P)
 		for j := 0; j < reps; j++ {
+			jo := uint64(j)
 			for ci := range comps {
 				c := &comps[ci]
-				a[k] = c.base + uintptr(row*c.pageStride+uint64(j)*c.repStride)
+				a[k] = c.base + uintptr(row*c.pageStride+jo*c.repStride)
 				s[k] = c.size
 				k++
 			}
 		}
 	}
-	return addrs, sizes, nil
+	return outA, outS, nil
+}
+
+func (p *HostPool) pageShift() (uint, bool) {
+	P := uint64(p.P)
+	if P&(P-1) != 0 {
+		return 0, false
+	}
+	return uint(bits.TrailingZeros64(P)), true
+}
+
+func (p *HostPool) badIndex(pg int, idx int64) error {
+	if idx < 0 || idx%int64(p.P) != 0 {
+		return p.indexErr(pg, idx, fmt.Sprintf("first index of a page must be a non-negative multiple of the page size %d", p.P))
+	}
+	return p.indexErr(pg, idx, fmt.Sprintf("page is outside the pool (%d token slots)", p.rows*uint64(p.P)))
 }
 
 // ---------------------------------------------------------------------------
