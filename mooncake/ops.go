@@ -76,7 +76,8 @@ func (s *Store) GetSize(key string) (int64, error) {
 }
 
 // PutFrom stores size bytes at addr under key without copying them through
-// Go (zero-copy). Write-once, like Put.
+// Go (zero-copy). Write-once, like Put. size 0 is refused with
+// ErrInvalidParams (upstream would report success and store nothing).
 //
 // addr must point into memory registered with RegisterBuffer (for example a
 // HostMemory) that stays mapped during the call; it must never be Go heap
@@ -92,6 +93,11 @@ func (s *Store) UpsertFrom(key string, addr uintptr, size uint64) error {
 }
 
 func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
+	if size == 0 {
+		// Upstream's put_from/upsert_from report success for an empty buffer
+		// and store nothing; a later Get then finds no object. Refuse instead.
+		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: errors.New("size 0: nothing to store")}
+	}
 	if s.rcErr != nil {
 		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.rcErr}
 	}
