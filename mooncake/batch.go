@@ -23,16 +23,28 @@ import (
 // Addresses must point into registered memory that stays mapped during the
 // call (see PutFrom).
 
-// keyScratch packs keys into one buffer plus offsets for the crossing. It is
-// pooled, so a steady stream of batches packs keys without allocating.
+// keyScratch packs keys into one buffer plus offsets for the crossing.
+// Scratch buffers are recycled through a few per-client slots (which, unlike
+// a sync.Pool, survive garbage collections, so a steady stream of batches
+// packs keys without allocating), then through a sync.Pool.
 type keyScratch struct {
 	k mcgo.Keys
 }
 
+const scratchSlots = 8
+
 var keyPool = sync.Pool{New: func() any { return new(keyScratch) }}
 
-func packKeys(keys []string) *keyScratch {
-	ks := keyPool.Get().(*keyScratch)
+func (c *client) packKeys(keys []string) *keyScratch {
+	var ks *keyScratch
+	for i := range c.scratch {
+		if ks = c.scratch[i].Swap(nil); ks != nil {
+			break
+		}
+	}
+	if ks == nil {
+		ks = keyPool.Get().(*keyScratch)
+	}
 	total := 0
 	for _, k := range keys {
 		total += len(k)
@@ -54,9 +66,14 @@ func packKeys(keys []string) *keyScratch {
 	return ks
 }
 
-func (ks *keyScratch) free() {
+func (c *client) freeKeys(ks *keyScratch) {
 	if cap(ks.k.Buf) > 1<<20 || cap(ks.k.Offsets) > 1<<16 {
-		return // do not pin unusually large buffers in the pool
+		return // do not keep unusually large buffers alive
+	}
+	for i := range c.scratch {
+		if c.scratch[i].CompareAndSwap(nil, ks) {
+			return
+		}
 	}
 	keyPool.Put(ks)
 }
@@ -135,7 +152,7 @@ func (s *Store) batchSingle(op Op, keys []string, addrs []uintptr, sizes []uint6
 	if !s.c.acquire() {
 		return nil, closedErr(op, "")
 	}
-	ks := packKeys(keys)
+	ks := s.c.packKeys(keys)
 	var rc int32
 	switch op {
 	case OpBatchPutFrom:
@@ -146,7 +163,7 @@ func (s *Store) batchSingle(op Op, keys []string, addrs []uintptr, sizes []uint6
 		rc = s.c.h.BatchGetInto(&ks.k, addrs, sizes, res)
 	}
 	s.c.release()
-	ks.free()
+	s.c.freeKeys(ks)
 	return callResult(op, rc, res)
 }
 
@@ -190,7 +207,7 @@ func (s *Store) batchMulti(op Op, keys []string, addrs []uintptr, sizes []uint64
 	if !s.c.acquire() {
 		return nil, closedErr(op, "")
 	}
-	ks := packKeys(keys)
+	ks := s.c.packKeys(keys)
 	var rc int32
 	switch op {
 	case OpBatchPutFromMultiBuffers:
@@ -201,7 +218,7 @@ func (s *Store) batchMulti(op Op, keys []string, addrs []uintptr, sizes []uint64
 		rc = s.c.h.BatchGetIntoMultiBuffers(&ks.k, addrs, sizes, offsets, s.rc.PreferAllocInSameNode, res)
 	}
 	s.c.release()
-	ks.free()
+	s.c.freeKeys(ks)
 	return callResult(op, rc, res)
 }
 
@@ -215,10 +232,10 @@ func (s *Store) BatchIsExist(keys []string, results []int64) ([]int64, error) {
 	if !s.c.acquire() {
 		return nil, closedErr(OpBatchIsExist, "")
 	}
-	ks := packKeys(keys)
+	ks := s.c.packKeys(keys)
 	rc := s.c.h.BatchIsExist(&ks.k, res)
 	s.c.release()
-	ks.free()
+	s.c.freeKeys(ks)
 	return callResult(OpBatchIsExist, rc, res)
 }
 

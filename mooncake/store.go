@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	mcgo "github.com/mooncake-go/mooncake-go/cgo"
 )
@@ -29,6 +30,8 @@ type client struct {
 	h      mcgo.Client
 	closed bool
 	cfg    Config
+	// scratch recycles key-packing buffers between batch calls.
+	scratch [scratchSlots]atomic.Pointer[keyScratch]
 }
 
 // Open creates a client and connects it to the master in cfg.
