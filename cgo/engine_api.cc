@@ -1,0 +1,499 @@
+//go:build !mooncake_native
+
+// Embedded engine: the extern "C" boundary of mcgo.h. Every function checks
+// its arguments (never trusting a pointer or a length), converts the packed
+// keys / CSR buffer lists, and catches every C++ exception, reporting it as
+// MCGO_INTERNAL_ERROR. Whole-call refusals also fill every results[i].
+
+#include <cstring>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine_client.h"
+#include "mcgo.h"
+
+namespace {
+
+using mcgo_engine::BufferList;
+using mcgo_engine::IsReady;
+using mcgo_engine::PlacementConfig;
+using mcgo_engine::ReadOp;
+using mcgo_engine::WriteOp;
+
+void Fill(int64_t *results, size_t n, int64_t code) {
+  if (results == nullptr) return;
+  for (size_t i = 0; i < n; ++i) results[i] = code;
+}
+
+// Whole-call refusal.
+int32_t Refuse(int64_t *results, size_t n, int32_t code) {
+  Fill(results, n, code);
+  return code;
+}
+
+template <typename R, typename F>
+R Guarded(R on_error, F &&body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    return on_error;
+  }
+}
+
+template <typename F>
+int32_t GuardedBatch(int64_t *results, size_t n, F &&body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    return Refuse(results, n, MCGO_INTERNAL_ERROR);
+  }
+}
+
+void WriteMessage(char *buf, size_t cap, const std::string &msg) {
+  if (buf == nullptr || cap == 0) return;
+  const size_t n = msg.size() < cap - 1 ? msg.size() : cap - 1;
+  std::memcpy(buf, msg.data(), n);
+  buf[n] = '\0';
+}
+
+int32_t ParseConfig(const mcgo_replicate_config &in, PlacementConfig *out) {
+  out->replica_num = in.replica_num == 0 ? 1 : in.replica_num;
+  out->prefer_same_node = in.prefer_alloc_in_same_node != 0;
+  out->preferred_segments.clear();
+  if (in.preferred_segment_count == 0) return MCGO_OK;
+  if (in.preferred_segments == nullptr) return MCGO_INVALID_PARAMS;
+  const char *p = in.preferred_segments;
+  uint64_t left = in.preferred_segments_len;
+  for (uint32_t k = 0; k < in.preferred_segment_count; ++k) {
+    const void *nul = left > SIZE_MAX ? std::memchr(p, 0, SIZE_MAX)
+                                      : std::memchr(p, 0, static_cast<size_t>(left));
+    if (nul == nullptr) return MCGO_INVALID_PARAMS;  // fewer names than count
+    const size_t len = static_cast<size_t>(static_cast<const char *>(nul) - p);
+    out->preferred_segments.emplace_back(p, len);
+    p += len + 1;
+    left -= len + 1;
+  }
+  return MCGO_OK;
+}
+
+// Single key: NULL is allowed only for the empty key.
+bool KeyOk(const char *key, size_t len) { return key != nullptr || len == 0; }
+std::string MakeKey(const char *key, size_t len) {
+  return len == 0 ? std::string() : std::string(key, len);
+}
+
+// Packed keys: keys and key_offsets non-NULL, offsets non-decreasing.
+bool KeysOk(const char *keys, const uint64_t *off, size_t n) {
+  if (keys == nullptr || off == nullptr) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (off[i + 1] < off[i]) return false;
+  }
+  return true;
+}
+std::string KeyAt(const char *keys, const uint64_t *off, size_t i) {
+  return std::string(keys + off[i], static_cast<size_t>(off[i + 1] - off[i]));
+}
+
+// CSR buffer list: buf_offsets[0] == 0, non-decreasing; addrs and sizes
+// non-NULL when there is at least one buffer.
+bool CsrOk(const uintptr_t *addrs, const uint64_t *sizes,
+           const uint64_t *bo, size_t n) {
+  if (bo == nullptr || bo[0] != 0) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (bo[i + 1] < bo[i]) return false;
+  }
+  return bo[n] == 0 || (addrs != nullptr && sizes != nullptr);
+}
+
+int32_t SingleWrite(mcgo_store *s, const char *key, size_t key_len,
+                    uintptr_t addr, uint64_t size, mcgo_replicate_config cfg,
+                    bool upsert) {
+  if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+  PlacementConfig pc;
+  if (ParseConfig(cfg, &pc) != MCGO_OK) return MCGO_INVALID_PARAMS;
+  if (pc.prefer_same_node) return MCGO_INVALID_PARAMS;
+  if (!KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+  if (size == 0) return MCGO_OK;  // upstream: "put empty data", nothing stored
+  std::vector<WriteOp> ops(1);
+  ops[0].key = MakeKey(key, key_len);
+  ops[0].size = size;
+  BufferList bufs;
+  bufs.addrs = &addr;
+  bufs.sizes = &size;
+  mcgo_engine::WriteFromBuffers(s, &ops, bufs, nullptr, upsert, pc, false);
+  return static_cast<int32_t>(ops[0].result);
+}
+
+int32_t BatchWrite(mcgo_store *s, const char *keys, const uint64_t *key_offsets,
+                   size_t n, const uintptr_t *addrs, const uint64_t *sizes,
+                   mcgo_replicate_config cfg, int64_t *results, bool upsert) {
+  if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+  if (n == 0) return MCGO_OK;
+  if (results == nullptr) return MCGO_INVALID_PARAMS;
+  if (!IsReady(s)) return Refuse(results, n, MCGO_INVALID_PARAMS);
+  PlacementConfig pc;
+  if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
+      !KeysOk(keys, key_offsets, n) || addrs == nullptr || sizes == nullptr) {
+    return Refuse(results, n, MCGO_INVALID_PARAMS);
+  }
+  std::vector<WriteOp> ops(n);
+  for (size_t i = 0; i < n; ++i) ops[i].key = KeyAt(keys, key_offsets, i);
+  // Upstream batch_put_from keeps slices in a per-key map: a key given twice
+  // is stored from the buffer of its LAST occurrence (engine_cluster.cc, 7).
+  std::vector<size_t> rows;
+  if (!upsert && n > 1) {
+    std::unordered_map<std::string_view, size_t> last;
+    last.reserve(n);
+    for (size_t i = 0; i < n; ++i) last[ops[i].key] = i;
+    if (last.size() != n) {
+      rows.resize(n);
+      for (size_t i = 0; i < n; ++i) rows[i] = last[ops[i].key];
+    }
+  }
+  for (size_t i = 0; i < n; ++i) ops[i].size = sizes[rows.empty() ? i : rows[i]];
+  BufferList bufs;
+  bufs.addrs = addrs;
+  bufs.sizes = sizes;
+  mcgo_engine::WriteFromBuffers(s, &ops, bufs, rows.empty() ? nullptr : rows.data(),
+                                upsert, pc, false);
+  for (size_t i = 0; i < n; ++i) results[i] = ops[i].result;
+  return MCGO_OK;
+}
+
+int32_t BatchWriteMulti(mcgo_store *s, const char *keys,
+                        const uint64_t *key_offsets, size_t n,
+                        const uintptr_t *addrs, const uint64_t *sizes,
+                        const uint64_t *buf_offsets, mcgo_replicate_config cfg,
+                        int64_t *results, bool upsert) {
+  if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+  if (n == 0) return MCGO_OK;
+  if (results == nullptr) return MCGO_INVALID_PARAMS;
+  if (!IsReady(s)) return Refuse(results, n, MCGO_INVALID_PARAMS);
+  PlacementConfig pc;
+  if (ParseConfig(cfg, &pc) != MCGO_OK ||
+      (pc.prefer_same_node && pc.replica_num != 1) ||
+      !KeysOk(keys, key_offsets, n) || !CsrOk(addrs, sizes, buf_offsets, n)) {
+    return Refuse(results, n, MCGO_INVALID_PARAMS);
+  }
+  std::vector<WriteOp> ops(n);
+  BufferList bufs;
+  bufs.addrs = addrs;
+  bufs.sizes = sizes;
+  bufs.offsets = buf_offsets;
+  for (size_t i = 0; i < n; ++i) {
+    WriteOp &op = ops[i];
+    op.key = KeyAt(keys, key_offsets, i);
+    uint64_t total = 0;
+    for (size_t b = bufs.Begin(i); b < bufs.End(i); ++b) {
+      if (sizes[b] > UINT64_MAX - total) {
+        op.active = false;  // cannot be an object size
+        op.result = MCGO_INVALID_PARAMS;
+        break;
+      }
+      total += sizes[b];
+    }
+    op.size = total;
+  }
+  mcgo_engine::WriteFromBuffers(s, &ops, bufs, nullptr, upsert, pc,
+                                pc.prefer_same_node);
+  for (size_t i = 0; i < n; ++i) results[i] = ops[i].result;
+  return MCGO_OK;
+}
+
+int64_t SingleRead(mcgo_store *s, const char *key, size_t key_len) {
+  std::vector<ReadOp> ops(1);
+  ops[0].key = MakeKey(key, key_len);
+  s->cluster->Acquire(ops.data(), 1);
+  return ops[0].result;
+}
+
+}  // namespace
+
+extern "C" {
+
+uint32_t mcgo_abi_version(void) { return MCGO_ABI_VERSION; }
+
+const char *mcgo_engine_name(void) { return "embedded"; }
+
+const char *mcgo_upstream_commit(void) { return ""; }
+
+int32_t mcgo_create(mcgo_store **out) {
+  if (out == nullptr) return MCGO_INVALID_PARAMS;
+  *out = nullptr;
+  return Guarded<int32_t>(MCGO_INTERNAL_ERROR, [&]() -> int32_t {
+    *out = new mcgo_store();
+    return MCGO_OK;
+  });
+}
+
+void mcgo_destroy(mcgo_store *s) {
+  if (s == nullptr) return;
+  mcgo_engine::Teardown(s);
+  delete s;
+}
+
+int32_t mcgo_setup(mcgo_store *s, const mcgo_config *cfg, char *errmsg,
+                   size_t errmsg_cap) {
+  WriteMessage(errmsg, errmsg_cap, "");
+  if (s == nullptr) {
+    WriteMessage(errmsg, errmsg_cap, "mcgo_setup: store handle is NULL");
+    return MCGO_INVALID_PARAMS;
+  }
+  if (cfg == nullptr) {
+    WriteMessage(errmsg, errmsg_cap, "mcgo_setup: config is NULL");
+    return MCGO_INVALID_PARAMS;
+  }
+  try {
+    std::string err;
+    int32_t rc = mcgo_engine::Setup(s, *cfg, &err);
+    if (rc != MCGO_OK) WriteMessage(errmsg, errmsg_cap, "mcgo_setup: " + err);
+    return rc;
+  } catch (const std::exception &e) {
+    WriteMessage(errmsg, errmsg_cap,
+                 std::string("mcgo_setup: internal error: ") + e.what());
+  } catch (...) {
+    WriteMessage(errmsg, errmsg_cap, "mcgo_setup: internal error");
+  }
+  return MCGO_INTERNAL_ERROR;
+}
+
+int32_t mcgo_health_check(mcgo_store *s) {
+  return IsReady(s) ? MCGO_OK : MCGO_INVALID_PARAMS;
+}
+
+int32_t mcgo_hostname(mcgo_store *s, char *buf, size_t buf_cap, size_t *len) {
+  if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+  if (buf == nullptr && buf_cap > 0) return MCGO_INVALID_PARAMS;
+  if (len != nullptr) *len = s->hostname.size();
+  WriteMessage(buf, buf_cap, s->hostname);
+  return MCGO_OK;
+}
+
+int32_t mcgo_register_buffer(mcgo_store *s, uintptr_t addr, uint64_t size) {
+  if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+  return Guarded<int32_t>(MCGO_INTERNAL_ERROR,
+                          [&] { return s->regions.Add(addr, size); });
+}
+
+int32_t mcgo_unregister_buffer(mcgo_store *s, uintptr_t addr) {
+  if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+  return Guarded<int32_t>(MCGO_INTERNAL_ERROR,
+                          [&] { return s->regions.Remove(addr); });
+}
+
+int32_t mcgo_put(mcgo_store *s, const char *key, size_t key_len,
+                 const void *data, uint64_t size, mcgo_replicate_config cfg) {
+  return Guarded<int32_t>(MCGO_INTERNAL_ERROR, [&]() -> int32_t {
+    if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+    PlacementConfig pc;
+    if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
+        !KeyOk(key, key_len) || (data == nullptr && size > 0)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    return mcgo_engine::PutCopy(s, MakeKey(key, key_len), data, size, pc, false);
+  });
+}
+
+int32_t mcgo_upsert(mcgo_store *s, const char *key, size_t key_len,
+                    const void *data, uint64_t size,
+                    mcgo_replicate_config cfg) {
+  return Guarded<int32_t>(MCGO_INTERNAL_ERROR, [&]() -> int32_t {
+    if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+    PlacementConfig pc;
+    if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
+        !KeyOk(key, key_len) || (data == nullptr && size > 0)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    return mcgo_engine::PutCopy(s, MakeKey(key, key_len), data, size, pc, true);
+  });
+}
+
+int64_t mcgo_get(mcgo_store *s, const char *key, size_t key_len, void *dst,
+                 uint64_t dst_cap, uint64_t *object_size) {
+  return Guarded<int64_t>(MCGO_INTERNAL_ERROR, [&]() -> int64_t {
+    if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+    if (!KeyOk(key, key_len) || (dst == nullptr && dst_cap > 0)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    return mcgo_engine::GetCopy(s, MakeKey(key, key_len), dst, dst_cap,
+                                object_size);
+  });
+}
+
+int32_t mcgo_put_from(mcgo_store *s, const char *key, size_t key_len,
+                      uintptr_t addr, uint64_t size, mcgo_replicate_config cfg) {
+  return Guarded<int32_t>(MCGO_INTERNAL_ERROR, [&] {
+    return SingleWrite(s, key, key_len, addr, size, cfg, false);
+  });
+}
+
+int32_t mcgo_upsert_from(mcgo_store *s, const char *key, size_t key_len,
+                         uintptr_t addr, uint64_t size,
+                         mcgo_replicate_config cfg) {
+  return Guarded<int32_t>(MCGO_INTERNAL_ERROR, [&] {
+    return SingleWrite(s, key, key_len, addr, size, cfg, true);
+  });
+}
+
+int64_t mcgo_get_into(mcgo_store *s, const char *key, size_t key_len,
+                      uintptr_t addr, uint64_t size) {
+  return Guarded<int64_t>(MCGO_INTERNAL_ERROR, [&]() -> int64_t {
+    if (!IsReady(s) || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    std::vector<ReadOp> ops(1);
+    ops[0].key = MakeKey(key, key_len);
+    BufferList bufs;
+    bufs.addrs = &addr;
+    bufs.sizes = &size;
+    mcgo_engine::ReadIntoBuffers(s, &ops, bufs, false, false);
+    return ops[0].result;
+  });
+}
+
+int32_t mcgo_batch_put_from(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            const uintptr_t *addrs, const uint64_t *sizes,
+                            mcgo_replicate_config cfg, int64_t *results) {
+  return GuardedBatch(results, n, [&] {
+    return BatchWrite(s, keys, key_offsets, n, addrs, sizes, cfg, results, false);
+  });
+}
+
+int32_t mcgo_batch_upsert_from(mcgo_store *s, const char *keys,
+                               const uint64_t *key_offsets, size_t n,
+                               const uintptr_t *addrs, const uint64_t *sizes,
+                               mcgo_replicate_config cfg, int64_t *results) {
+  return GuardedBatch(results, n, [&] {
+    return BatchWrite(s, keys, key_offsets, n, addrs, sizes, cfg, results, true);
+  });
+}
+
+int32_t mcgo_batch_get_into(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            const uintptr_t *addrs, const uint64_t *sizes,
+                            int64_t *results) {
+  return GuardedBatch(results, n, [&]() -> int32_t {
+    if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (n == 0) return MCGO_OK;
+    if (results == nullptr) return MCGO_INVALID_PARAMS;
+    if (!IsReady(s) || !KeysOk(keys, key_offsets, n) || addrs == nullptr ||
+        sizes == nullptr) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    std::vector<ReadOp> ops(n);
+    for (size_t i = 0; i < n; ++i) ops[i].key = KeyAt(keys, key_offsets, i);
+    BufferList bufs;
+    bufs.addrs = addrs;
+    bufs.sizes = sizes;
+    mcgo_engine::ReadIntoBuffers(s, &ops, bufs, false, false);
+    for (size_t i = 0; i < n; ++i) results[i] = ops[i].result;
+    return MCGO_OK;
+  });
+}
+
+int32_t mcgo_batch_put_from_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    mcgo_replicate_config cfg, int64_t *results) {
+  return GuardedBatch(results, n, [&] {
+    return BatchWriteMulti(s, keys, key_offsets, n, addrs, sizes, buf_offsets,
+                           cfg, results, false);
+  });
+}
+
+int32_t mcgo_batch_upsert_from_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    mcgo_replicate_config cfg, int64_t *results) {
+  return GuardedBatch(results, n, [&] {
+    return BatchWriteMulti(s, keys, key_offsets, n, addrs, sizes, buf_offsets,
+                           cfg, results, true);
+  });
+}
+
+int32_t mcgo_batch_get_into_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    int32_t prefer_same_node, int64_t *results) {
+  return GuardedBatch(results, n, [&]() -> int32_t {
+    if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (n == 0) return MCGO_OK;
+    if (results == nullptr) return MCGO_INVALID_PARAMS;
+    if (!IsReady(s) || !KeysOk(keys, key_offsets, n) ||
+        !CsrOk(addrs, sizes, buf_offsets, n)) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    std::vector<ReadOp> ops(n);
+    for (size_t i = 0; i < n; ++i) ops[i].key = KeyAt(keys, key_offsets, i);
+    BufferList bufs;
+    bufs.addrs = addrs;
+    bufs.sizes = sizes;
+    bufs.offsets = buf_offsets;
+    mcgo_engine::ReadIntoBuffers(s, &ops, bufs, true, prefer_same_node != 0);
+    for (size_t i = 0; i < n; ++i) results[i] = ops[i].result;
+    return MCGO_OK;
+  });
+}
+
+int32_t mcgo_is_exist(mcgo_store *s, const char *key, size_t key_len) {
+  return Guarded<int32_t>(MCGO_INTERNAL_ERROR, [&]() -> int32_t {
+    if (!IsReady(s) || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    const std::string k = MakeKey(key, key_len);
+    int64_t result = 0;
+    s->cluster->Exists(&k, 1, &result);
+    return static_cast<int32_t>(result);
+  });
+}
+
+int32_t mcgo_batch_is_exist(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            int64_t *results) {
+  return GuardedBatch(results, n, [&]() -> int32_t {
+    if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (n == 0) return MCGO_OK;
+    if (results == nullptr) return MCGO_INVALID_PARAMS;
+    if (!IsReady(s) || !KeysOk(keys, key_offsets, n)) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    std::vector<std::string> ks(n);
+    for (size_t i = 0; i < n; ++i) ks[i] = KeyAt(keys, key_offsets, i);
+    s->cluster->Exists(ks.data(), n, results);
+    return MCGO_OK;
+  });
+}
+
+int64_t mcgo_get_size(mcgo_store *s, const char *key, size_t key_len) {
+  return Guarded<int64_t>(MCGO_INTERNAL_ERROR, [&]() -> int64_t {
+    if (!IsReady(s) || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    return SingleRead(s, key, key_len);
+  });
+}
+
+int32_t mcgo_remove(mcgo_store *s, const char *key, size_t key_len,
+                    int32_t force) {
+  return Guarded<int32_t>(MCGO_INTERNAL_ERROR, [&]() -> int32_t {
+    if (!IsReady(s) || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    return s->cluster->Remove(MakeKey(key, key_len), force != 0);
+  });
+}
+
+int64_t mcgo_remove_by_regex(mcgo_store *s, const char *pattern,
+                             size_t pattern_len, int32_t force) {
+  return Guarded<int64_t>(MCGO_INTERNAL_ERROR, [&]() -> int64_t {
+    if (!IsReady(s) || !KeyOk(pattern, pattern_len)) return MCGO_INVALID_PARAMS;
+    mcgo_engine::KeyPattern re;
+    if (!re.Compile(MakeKey(pattern, pattern_len))) return MCGO_INVALID_PARAMS;
+    return s->cluster->RemoveMatching(re, force != 0);
+  });
+}
+
+int64_t mcgo_remove_all(mcgo_store *s, int32_t force) {
+  return Guarded<int64_t>(MCGO_INTERNAL_ERROR, [&]() -> int64_t {
+    if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+    return s->cluster->RemoveAll(force != 0);
+  });
+}
+
+}  // extern "C"
