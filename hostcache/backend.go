@@ -266,15 +266,32 @@ func (b *Backend) registerBuffersLocked(pool string, bufs []Buffer) error {
 	return nil
 }
 
+// coverage reports whether [addr, addr+size) is already registered (inside
+// one registration, or inside the union of adjacent registrations, as when
+// an MHA pool's K and V halves are registered and its whole kv_buffer comes
+// again as a draft pool), or else which registration it partially overlaps.
 func (b *Backend) coverage(addr uintptr, size uint64) (covered bool, overlap *registration) {
 	end := addr + uintptr(size)
+	cur := addr // first byte not yet known to be covered
 	for i := range b.regs {
 		r := &b.regs[i]
 		rEnd := r.addr + uintptr(r.size)
-		if addr >= r.addr && end <= rEnd {
+		if rEnd <= addr || r.addr >= end {
+			continue
+		}
+		if r.addr > cur {
+			return false, r // a gap before r: r overlaps only part of the range
+		}
+		if rEnd > cur {
+			cur = rEnd
+		}
+		if cur >= end {
 			return true, nil
 		}
-		if addr < rEnd && r.addr < end {
+	}
+	for i := range b.regs {
+		r := &b.regs[i]
+		if r.addr < end && addr < r.addr+uintptr(r.size) {
 			return false, r
 		}
 	}
