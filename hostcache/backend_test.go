@@ -442,7 +442,7 @@ func TestBatchExistsV2Policies(t *testing.T) {
 			require.True(t, ok)
 		}
 	}
-	write(hc.PoolDeepSeekV4C4, 0, 1, 2, 4)       // exists [T,T,T,F,T]
+	write(hc.PoolDeepSeekV4C4, 0, 1, 2, 4)      // exists [T,T,T,F,T]
 	write(hc.PoolDeepSeekV4C4State, 0, 1, 3, 4) // exists [T,T,F,T,T]
 	tr := func(name hc.PoolName, policy hc.HitPolicy, window int) hc.PoolTransfer {
 		return hc.PoolTransfer{Name: name, Keys: make([]string, window), HitPolicy: policy}

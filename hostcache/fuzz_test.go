@@ -65,11 +65,11 @@ func FuzzPageBufferMeta(f *testing.F) {
 	seed := func(kind, layout, dtype byte, rest ...byte) []byte {
 		return append([]byte{kind, layout, dtype}, rest...)
 	}
-	f.Add(seed(0, 2, 1, 0, 4, 3, 0, 9, 0, 0, 1, 5, 0, 0, 9, 3), []byte{0, 0, 0, 4})                  // mha page_first
+	f.Add(seed(0, 2, 1, 0, 4, 3, 0, 9, 0, 0, 1, 5, 0, 0, 9, 3), []byte{0, 0, 0, 4})                   // mha page_first
 	f.Add(seed(3, 1, 1, 0, 63, 2, 0, 1, 2, 64, 65, 0, 1, 0, 1), []byte{0, 0, 0, 64, 0, 0, 0, 0})      // mla layer_first
 	f.Add(seed(3, 5, 1, 0, 4, 1, 0, 1, 0, 0, 0, 3, 0, 0, 9, 1, 5, 3, 1, 0, 9, 2, 2, 1), []byte{0, 2}) // mla kv split
 	f.Add(seed(6, 1, 5, 0, 4, 0, 0, 0, 0, 0, 0, 65, 0, 0, 10), []byte{0, 0, 0, 64})                   // v4 layer_first
-	f.Add(seed(5, 2, 4, 0, 3), []byte{1})                                                            // mamba
+	f.Add(seed(5, 2, 4, 0, 3), []byte{1})                                                             // mamba
 	f.Add(seed(0, 4, 1, 0, 4, 4, 0, 9), []byte{0, 0, 0, 2, 2})                                        // mha page_head, split
 	f.Fuzz(func(t *testing.T, spec []byte, idxBytes []byte) {
 		s, _ := fuzzSpec(spec)
