@@ -3,6 +3,7 @@ package hostcache
 import (
 	"fmt"
 	"slices"
+	"unsafe"
 )
 
 // Batch is reusable scratch for one storage call: the component keys, the
@@ -31,6 +32,7 @@ type Batch struct {
 
 	segs      []segment
 	arenaUsed int
+	kc        keyCache
 	keys      Keys
 	results   []int64
 	exist     []int64
@@ -147,6 +149,27 @@ func (b *Batch) extendOffsets(k0, n, nbuf int) {
 	}
 }
 
+// keySlack is the spare arena room appendKeys may scribble into (it stores
+// short suffixes as one 8-byte word).
+const keySlack = 8
+
+// keyCache remembers the first key segment built in a Batch so that the
+// next build of the same page list (e.g. BatchExists followed by
+// BatchGetV1 on a pooled Batch, or a caller re-preparing its own Batch)
+// rewrites only the pages whose key changed.
+type keyCache struct {
+	valid  bool
+	prefix string
+	sfx    []string // compared by identity (same backing array and length)
+	pages  []string // the page keys the cached keys were built from
+	n      int      // number of keys
+	bytes  int      // arena bytes they use
+}
+
+func sameStrings(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
+}
+
 // buildKeysAt appends keys for pageKeys×suffixes to b.Keys in the batch
 // arena. When a later segment needs more room than is left, a larger arena
 // is allocated; earlier keys of this batch keep pointing at the previous,
@@ -156,17 +179,74 @@ func buildKeysAt(b *Batch, prefix string, pageKeys []string, suffixes []string) 
 	if total == 0 {
 		return b.Keys
 	}
-	if cap(b.keys.arena)-b.arenaUsed < total {
+	first := len(b.Keys) == 0 && b.arenaUsed == 0
+	kc := &b.kc
+	if first && kc.valid && kc.prefix == prefix && sameStrings(kc.sfx, suffixes) && len(kc.pages) == len(pageKeys) &&
+		kc.bytes == total && b.refreshKeys(prefix, pageKeys, suffixes) {
+		b.Keys = b.keys.Keys[:kc.n]
+		b.arenaUsed = kc.bytes
+		return b.Keys
+	}
+	if cap(b.keys.arena)-b.arenaUsed < total+keySlack {
 		n := 2 * cap(b.keys.arena)
-		if n < b.arenaUsed+total {
-			n = b.arenaUsed + total
+		if n < b.arenaUsed+total+keySlack {
+			n = b.arenaUsed + total + keySlack
 		}
 		b.keys.arena = make([]byte, n)
 		b.arenaUsed = 0
+		kc.valid = false // the cached keys live in the previous array
 	}
 	a := b.keys.arena[:cap(b.keys.arena)]
-	keys := appendKeys(b.Keys, a[b.arenaUsed:b.arenaUsed+total], prefix, pageKeys, suffixes)
+	keys := appendKeys(b.Keys, a[b.arenaUsed:b.arenaUsed+total+keySlack], prefix, pageKeys, suffixes)
 	b.arenaUsed += total
 	b.keys.Keys = keys
+	if first && b.arenaUsed == total {
+		kc.valid, kc.prefix, kc.sfx = true, prefix, suffixes
+		kc.pages = append(kc.pages[:0], pageKeys...)
+		kc.n, kc.bytes = len(keys), total
+	} else if first {
+		kc.valid = false
+	}
 	return keys
+}
+
+// refreshKeys rewrites, in place, the keys of every page whose page key
+// differs from the cached one. It returns false (leaving a full rebuild to
+// the caller) when a page key has a different length or when many pages
+// changed.
+func (b *Batch) refreshKeys(prefix string, pageKeys []string, suffixes []string) bool {
+	kc := &b.kc
+	changed := 0
+	for i, pk := range pageKeys {
+		if pk != kc.pages[i] {
+			if len(pk) != len(kc.pages[i]) {
+				return false
+			}
+			changed++
+		}
+	}
+	if changed == 0 {
+		return true
+	}
+	if changed > len(pageKeys)/4 {
+		return false // mostly new pages: the sequential build is faster
+	}
+	a := b.keys.arena
+	off := 0
+	for i, pk := range pageKeys {
+		stem := len(prefix) + len(pk)
+		if pk != kc.pages[i] {
+			o := off
+			for _, x := range suffixes {
+				o += copy(a[o:], prefix)
+				o += copy(a[o:], pk)
+				o += copy(a[o:], x)
+			}
+			kc.pages[i] = pk
+		}
+		for _, x := range suffixes {
+			off += stem + len(x)
+		}
+	}
+	return true
 }

@@ -330,6 +330,8 @@ func FuzzLoadStoreConfig(f *testing.F) {
 	})
 }
 
+var fuzzBatch hc.Batch
+
 // FuzzPrepareV1 drives the whole hot path (meta + keys + packing) with
 // arbitrary keys and indices on a small layer-first MLA pool.
 func FuzzPrepareV1(f *testing.F) {
@@ -365,8 +367,9 @@ func FuzzPrepareV1(f *testing.F) {
 		if useMLA {
 			be, p = beMLA, mla
 		}
-		var bt hc.Batch
-		err := be.PrepareV1(&bt, keys, ht.TokenIndices(rowsList, 4))
+		// One Batch for every input exercises the key reuse paths.
+		bt := &fuzzBatch
+		err := be.PrepareV1(bt, keys, ht.TokenIndices(rowsList, 4))
 		if err != nil {
 			if !errors.Is(err, hc.ErrInvalidIndices) {
 				t.Fatalf("untyped error %v", err)

@@ -1,6 +1,7 @@
 package hostcache
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -241,44 +242,42 @@ func buildKeys(dst []string, arena *[]byte, prefix string, pageKeys []string, su
 	if total == 0 {
 		return dst
 	}
-	if cap(*arena) < total {
-		*arena = make([]byte, total+total/4)
+	if cap(*arena) < total+keySlack {
+		*arena = make([]byte, total+total/4+keySlack)
 	}
-	return appendKeys(dst, (*arena)[:total], prefix, pageKeys, suffixes)
+	return appendKeys(dst, (*arena)[:total+keySlack], prefix, pageKeys, suffixes)
 }
 
-// appendKeys writes the keys into a (exactly keysLen bytes) and appends
-// strings pointing into it to dst. Each page's stem (prefix + page key) is
-// read from the caller once; further keys of the page copy it from the arena.
+// appendKeys writes the keys into a (keysLen bytes plus keySlack spare
+// bytes) and appends strings pointing into it to dst.
 func appendKeys(dst []string, a []byte, prefix string, pageKeys []string, suffixes []string) []string {
 	base := len(dst)
 	n := len(pageKeys) * len(suffixes)
 	dst = slices.Grow(dst, n)[:base+n]
 	out := dst[base:]
+	// Short suffixes ("_0_k") are stored as one 8-byte word; the bytes past
+	// the suffix are overwritten by the next key (or land in the slack).
+	var words [8]uint64
+	short := len(suffixes) <= len(words)
+	for j, x := range suffixes {
+		if !short || len(x) > 8 {
+			short = false
+			break
+		}
+		var w [8]byte
+		copy(w[:], x)
+		words[j] = binary.LittleEndian.Uint64(w[:])
+	}
 	off, k := 0, 0
 	for _, pk := range pageKeys {
-		stemStart := off
-		if len(prefix) > 0 {
-			off += copy(a[off:], prefix)
-		}
-		off += copyKey(a[off:], pk)
-		stem := off - stemStart
 		for j, x := range suffixes {
-			start := stemStart
-			if j > 0 {
-				start = off
-				if stem == 64 {
-					*(*[64]byte)(a[off : off+64]) = *(*[64]byte)(a[stemStart : stemStart+64])
-				} else {
-					copy(a[off:off+stem], a[stemStart:stemStart+stem])
-				}
-				off += stem
+			start := off
+			if len(prefix) > 0 {
+				off += copy(a[off:], prefix)
 			}
-			if len(x) <= 8 {
-				d := a[off : off+len(x)]
-				for i := range d {
-					d[i] = x[i]
-				}
+			off += copyKey(a[off:], pk)
+			if short {
+				binary.LittleEndian.PutUint64(a[off:off+8], words[j])
 				off += len(x)
 			} else {
 				off += copy(a[off:], x)

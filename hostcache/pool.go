@@ -287,40 +287,82 @@ func (p *HostPool) appendMeta(pl *plan, addrs []uintptr, sizes []uint64, indices
 	need := pages * per
 	outA := slices.Grow(addrs, need)[:na+need]
 	outS := slices.Grow(sizes, need)[:ns+need]
-	a := outA[na:]
-	s := outS[ns:]
-	// On error the grown slices are returned truncated to their input
-	// length, so a failed call appends nothing.
-	comps := pl.comps
-	reps := pl.reps
-	rows := p.rows
-	shift, pow2 := p.pageShift()
-	mask := uint64(P - 1)
-	k := 0
-	for pg := 0; pg < pages; pg++ {
-		idx := indices[pg*P]
-		var row uint64
-		if pow2 {
-			row = uint64(idx) >> shift
-			if idx < 0 || uint64(idx)&mask != 0 || row >= rows {
-				return addrs, sizes, p.badIndex(pg, idx)
+	// On error the inputs are returned unchanged (the grown tail is scratch).
+	if bad := fillMeta(pl, outA[na:], outS[ns:], indices, P, p.rows); bad >= 0 {
+		return addrs, sizes, p.badIndex(bad, indices[bad*P])
+	}
+	return outA, outS, nil
+}
+
+// fillMeta writes the meta entries of every page of indices into a and s
+// (each exactly pages*entries long). It returns the number of the first page
+// whose first index is negative, not a multiple of P or outside the pool,
+// or -1. Specialised loops cover the hot shapes: one component repeated per
+// layer (MLA) and two components once (MHA K and V).
+func fillMeta(pl *plan, a []uintptr, s []uint64, indices []int64, P int, rows uint64) int {
+	comps, reps := pl.comps, pl.reps
+	uP := uint64(P)
+	limit := rows * uP
+	if uP&(uP-1) == 0 {
+		shift := uint(bits.TrailingZeros64(uP)) & 63
+		mask := uP - 1
+		switch {
+		case len(comps) == 1 && reps == 1:
+			c := comps[0]
+			for i, off := 0, 0; off < len(indices); i, off = i+1, off+P {
+				u := uint64(indices[off])
+				if u >= limit || u&mask != 0 {
+					return i
+				}
+				a[i] = c.base + uintptr((u>>shift)*c.pageStride)
+				s[i] = c.size
 			}
-		} else {
-			row = uint64(idx) / uint64(P)
-			if idx < 0 || row*uint64(P) != uint64(idx) || row >= rows {
-				return addrs, sizes, p.badIndex(pg, idx)
+			return -1
+		case len(comps) == 1:
+			c := comps[0]
+			k := 0
+			for off := 0; off < len(indices); off += P {
+				u := uint64(indices[off])
+				if u >= limit || u&mask != 0 {
+					return off / P
+				}
+				ptr := c.base + uintptr((u>>shift)*c.pageStride)
+				e := a[k : k+reps]
+				es := s[k : k+reps]
+				for j := range e {
+					e[j] = ptr
+					es[j] = c.size
+					ptr += uintptr(c.repStride)
+				}
+				k += reps
 			}
+			return -1
+		case len(comps) == 2 && reps == 1:
+			c0, c1 := comps[0], comps[1]
+			k := 0
+			for off := 0; off < len(indices); off += P {
+				u := uint64(indices[off])
+				if u >= limit || u&mask != 0 {
+					return off / P
+				}
+				row := u >> shift
+				e := a[k : k+2]
+				es := s[k : k+2]
+				e[0] = c0.base + uintptr(row*c0.pageStride)
+				e[1] = c1.base + uintptr(row*c1.pageStride)
+				es[0] = c0.size
+				es[1] = c1.size
+				k += 2
+			}
+			return -1
 		}
-		if len(comps) == 1 {
-			c := &comps[0]
-			ptr := c.base + uintptr(row*c.pageStride)
-			for j := 0; j < reps; j++ {
-				a[k] = ptr
-				s[k] = c.size
-				ptr += uintptr(c.repStride)
-				k++
-			}
-			continue
+	}
+	k := 0
+	for off := 0; off < len(indices); off += P {
+		u := uint64(indices[off])
+		row := u / uP
+		if u >= limit || row*uP != u {
+			return off / P
 		}
 		for j := 0; j < reps; j++ {
 			jo := uint64(j)
@@ -332,7 +374,7 @@ func (p *HostPool) appendMeta(pl *plan, addrs []uintptr, sizes []uint64, indices
 			}
 		}
 	}
-	return outA, outS, nil
+	return -1
 }
 
 func (p *HostPool) pageShift() (uint, bool) {

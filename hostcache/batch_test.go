@@ -1,0 +1,75 @@
+package hostcache_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	hc "github.com/mooncake-go/mooncake-go/hostcache"
+	ht "github.com/mooncake-go/mooncake-go/hostcache/hostcachetest"
+)
+
+// TestBatchKeyReuse checks the Batch key arena: preparing the same page
+// list again reuses the keys, changing a few pages rewrites only those, and
+// anything else rebuilds — the keys always equal a fresh build.
+func TestBatchKeyReuse(t *testing.T) {
+	pool, err := hc.NewMHAPool(hc.MHAConfig{Layers: 1, Heads: 1, HeadDim: 2, DType: hc.BF16, PageSize: 2, Tokens: 64, Layout: hc.PageFirst, Allocator: &ht.VirtualAllocator{}})
+	require.NoError(t, err)
+	tag := "t"
+	be, err := hc.NewBackend(ht.NewFakeStore(), hc.Options{ExtraBackendTag: &tag})
+	require.NoError(t, err)
+	require.NoError(t, be.RegisterPool(pool))
+	scheme := be.KeyScheme()
+	rowsOf := func(n int) []int64 {
+		r := make([]int, n)
+		for i := range r {
+			r[i] = i
+		}
+		return ht.TokenIndices(r, 2)
+	}
+	base := ht.TestKeys("reuse", 16, 2)
+	variants := map[string][]string{
+		"same":           base,
+		"one changed":    append(append(append([]string{}, base[:5]...), ht.TestKeys("x", 1, 2)...), base[6:]...),
+		"all changed":    ht.TestKeys("other", 16, 2),
+		"shorter key":    append([]string{"short"}, base[1:]...),
+		"fewer pages":    base[:8],
+		"more pages":     append(append([]string{}, base...), "extra"),
+		"back to base":   base,
+		"empty page key": append([]string{""}, base[1:]...),
+	}
+	order := []string{"same", "same", "one changed", "same", "all changed", "back to base", "shorter key", "back to base", "fewer pages", "more pages", "empty page key", "same"}
+	var bt hc.Batch
+	for _, name := range order {
+		keys := variants[name]
+		require.NoError(t, be.PrepareV1(&bt, keys, rowsOf(len(keys))), name)
+		want := scheme.V1Keys(keys)
+		require.Equal(t, want, bt.Keys, name)
+		for _, k := range bt.Keys {
+			require.True(t, strings.HasPrefix(k, "t_"), name)
+		}
+	}
+	// A v2-style multi-segment batch after a cached v1 build still builds
+	// every key correctly, and the next v1 build is still right.
+	require.NoError(t, be.PrepareV1(&bt, base, rowsOf(16)))
+	var other hc.Keys
+	scheme.Build(&other, base, scheme.V1Suffixes())
+	assert.Equal(t, other.Keys, bt.Keys)
+}
+
+func TestKeysBuildReuse(t *testing.T) {
+	s, err := hc.NewKeyScheme(hc.KeyConfig{RankReplicated: true})
+	require.NoError(t, err)
+	var k hc.Keys
+	s.Build(&k, []string{"a", "bb"}, s.V1Suffixes())
+	assert.Equal(t, []string{"a__k", "bb__k"}, k.Keys)
+	first := k.Keys[0]
+	s.Build(&k, []string{"c", "dd", "eee"}, s.V1Suffixes())
+	assert.Equal(t, []string{"c__k", "dd__k", "eee__k"}, k.Keys)
+	// Documented: keys from the previous Build may be overwritten in place.
+	_ = first
+	s.Build(&k, nil, s.V1Suffixes())
+	assert.Empty(t, k.Keys)
+}
