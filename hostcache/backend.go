@@ -96,6 +96,17 @@ func NewBackend(store Store, opts Options) (*Backend, error) {
 // objects (SGLang backup_skip: rank-replicated KV and TP rank != 0).
 func (b *Backend) SkipsBackup() bool { return b.skipBackup }
 
+// GBPerPage is SGLang's gb_per_page metric of the registered anchor:
+// get_ksize_per_token() * page_size / 2^30 (0 before RegisterPool).
+func (b *Backend) GBPerPage() float64 {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.anchor == nil {
+		return 0
+	}
+	return float64(b.anchor.KSizePerToken()) * float64(b.anchor.PageSize()) / (1 << 30)
+}
+
 // KeyScheme returns the key scheme (nil before RegisterPool).
 func (b *Backend) KeyScheme() *KeyScheme {
 	b.mu.RLock()

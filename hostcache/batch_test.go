@@ -73,3 +73,48 @@ func TestKeysBuildReuse(t *testing.T) {
 	s.Build(&k, nil, s.V1Suffixes())
 	assert.Empty(t, k.Keys)
 }
+
+// TestPrepareDoesNotAllocate guards the hot path: once a Batch has grown,
+// preparing a batch (meta + keys + packing) allocates nothing, whether the
+// page list repeats or changes.
+func TestPrepareDoesNotAllocate(t *testing.T) {
+	mla, err := hc.NewMLAPool(hc.MLAConfig{Layers: 61, LatentDim: 576, DType: hc.BF16, PageSize: 64, Tokens: 128 * 64, Layout: hc.LayerFirst, Allocator: &ht.VirtualAllocator{}})
+	require.NoError(t, err)
+	mha, err := hc.NewMHAPool(hc.MHAConfig{Layers: 32, Heads: 8, HeadDim: 128, DType: hc.BF16, PageSize: 64, Tokens: 128 * 64, Layout: hc.PageFirst, Allocator: &ht.VirtualAllocator{}})
+	require.NoError(t, err)
+	for _, c := range []struct {
+		pool hc.Pool
+		opts hc.Options
+	}{{mla, hc.Options{RankReplicated: true}}, {mha, hc.Options{}}} {
+		be, err := hc.NewBackend(ht.NewFakeStore(), c.opts)
+		require.NoError(t, err)
+		require.NoError(t, be.RegisterPool(c.pool))
+		rowsList := make([]int, 128)
+		for i := range rowsList {
+			rowsList[i] = (i * 37) % 128
+		}
+		idx := ht.TokenIndices(rowsList, 64)
+		ka, kb := ht.TestKeys("a", 128, 64), ht.TestKeys("b", 128, 64)
+		var bt hc.Batch
+		require.NoError(t, be.PrepareV1(&bt, ka, idx))
+		require.NoError(t, be.PrepareV1(&bt, kb, idx))
+		i := 0
+		allocs := testing.AllocsPerRun(50, func() {
+			k := ka
+			if i&1 == 1 {
+				k = kb
+			}
+			i++
+			if err := be.PrepareV1(&bt, k, idx); err != nil {
+				t.Fatal(err)
+			}
+		})
+		assert.Zero(t, allocs, "%s", c.pool)
+		allocs = testing.AllocsPerRun(50, func() {
+			if err := be.PrepareV1(&bt, ka, idx); err != nil {
+				t.Fatal(err)
+			}
+		})
+		assert.Zero(t, allocs, "%s", c.pool)
+	}
+}

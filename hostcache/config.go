@@ -100,6 +100,13 @@ func (c StoreConfig) MasterHost() string {
 	return h
 }
 
+// SegmentsURL is the master's segment listing that SGLang polls when
+// check_server is set (http://{master host}:{metrics port}/get_all_segments;
+// an empty body means the master is not ready yet).
+func (c StoreConfig) SegmentsURL() string {
+	return fmt.Sprintf("http://%s:%d/get_all_segments", c.MasterHost(), c.MasterMetricsPort)
+}
+
 // Getenv looks up an environment variable (os.LookupEnv in production).
 type Getenv func(name string) (string, bool)
 

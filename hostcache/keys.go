@@ -134,6 +134,12 @@ func (s *KeyScheme) V1Keys(pageKeys []string) []string {
 // V2Suffixes returns the component suffixes of side pool name (SGLang
 // _get_hybrid_page_component_keys) in the component order of the pool's page
 // meta. pool is the registered side pool.
+//
+// As in SGLang, "indexer", "draft_indexer" and the DeepSeek V4 pools are
+// keyed with mla_suffix only: their keys carry no TP rank even when the pool
+// is sharded by rank (a K-only MHA index pool), so such a pool must hold the
+// same bytes on every rank that shares the cluster. Pools keyed with
+// mha_suffix ("mamba", MHA "swa"/"draft") are refused with split heads.
 func (s *KeyScheme) V2Suffixes(name PoolName, pool Pool) ([]string, error) {
 	out, _, err := s.v2Suffixes(name, pool)
 	return out, err
