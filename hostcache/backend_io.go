@@ -84,11 +84,11 @@ func (b *Backend) prepareV1Locked(bt *Batch, pageKeys []string, hostIndices []in
 	if b.splitF > 0 {
 		err = bt.addSegment(PoolKV, b.scheme, pageKeys, b.scheme.v1, func(a []uintptr, s []uint64) ([]uintptr, []uint64, error) {
 			return h.SplitHeadsPageBufferMeta(a, s, hostIndices, b.splitF)
-		}, anchor.String(), len(pageKeys))
+		}, anchor, len(pageKeys))
 	} else {
 		err = bt.addSegment(PoolKV, b.scheme, pageKeys, b.scheme.v1, func(a []uintptr, s []uint64) ([]uintptr, []uint64, error) {
 			return anchor.AppendPageBufferMeta(a, s, hostIndices)
-		}, anchor.String(), len(pageKeys))
+		}, anchor, len(pageKeys))
 	}
 	if err != nil {
 		bt.reset()
@@ -143,7 +143,7 @@ func (b *Backend) prepareV2Locked(bt *Batch, transfers []PoolTransfer, forSet bo
 		pool, idx := sp.pool, t.HostIndices
 		err := bt.addSegment(t.Name, b.scheme, t.Keys, sp.suffixes, func(a []uintptr, s []uint64) ([]uintptr, []uint64, error) {
 			return pool.AppendPageBufferMeta(a, s, idx)
-		}, pool.String(), len(t.Keys))
+		}, pool, len(t.Keys))
 		if err != nil {
 			bt.reset()
 			return err

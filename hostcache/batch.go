@@ -98,7 +98,7 @@ func (b *Batch) reset() {
 // entries are grouped (packed) under the keys, which is only allowed with one
 // key per page.
 func (b *Batch) addSegment(name PoolName, scheme *KeyScheme, pageKeys []string, suffixes []string,
-	metaFn func(a []uintptr, s []uint64) ([]uintptr, []uint64, error), what string, pages int) error {
+	metaFn func(a []uintptr, s []uint64) ([]uintptr, []uint64, error), pool Pool, pages int) error {
 	k0, a0 := len(b.Keys), len(b.Addrs)
 	var err error
 	b.Addrs, b.Sizes, err = metaFn(b.Addrs, b.Sizes)
@@ -112,36 +112,34 @@ func (b *Batch) addSegment(name PoolName, scheme *KeyScheme, pageKeys []string, 
 	switch {
 	case ne == nk:
 		if b.Multi {
-			b.extendOffsets(k0, nk, 1)
+			b.extendOffsets(nk, 1)
 		}
 		return nil
 	case ne > nk && nk > 0 && ne%nk == 0:
 		if m != 1 {
-			return &LayoutError{Pool: what, Layout: LayoutInvalid, Op: "storage",
-				Reason: fmt.Sprintf("pages have %d buffers for %d keys per page; grouping consecutive buffers would mix components (MHA K and V), so layer_first is only supported for MLA-style pools with one key per page; use page_first or page_first_direct", ne/(nk/m), m)}
+			return &LayoutError{Pool: pool.String(), Kind: pool.host().kind, Layout: pool.Layout(), Op: "storage",
+				Reason: fmt.Sprintf("pages have %d buffers for %d keys per page (MHA K and V); grouping consecutive buffers would mix K and V, so multi-buffer pages are only supported with one key per page (MLA-style); use page_first or page_first_direct for MHA", ne/(nk/m), m)}
 		}
 		if !b.Multi {
 			b.Multi = true
 			b.Offsets = slices.Grow(b.Offsets[:0], len(b.Keys)+1)[:1]
 			b.Offsets[0] = 0
-			b.extendOffsets(0, k0, 1)
+			b.extendOffsets(k0, 1)
 		}
-		b.extendOffsets(k0, nk, ne/nk)
+		b.extendOffsets(nk, ne/nk)
 		return nil
 	default:
 		_, err := packCSR(nk, ne, ne, nil)
 		if err == nil {
 			err = &PackError{Keys: nk, Ptrs: ne, Sizes: ne, Reason: "entries do not match keys"}
 		}
-		return fmt.Errorf("hostcache: pool %s (%s): %w", string(name), what, err)
+		return fmt.Errorf("hostcache: pool %s (%s): %w", string(name), pool, err)
 	}
 }
 
-// extendOffsets appends offsets for n keys of nbuf buffers each, following
-// the keys before k0 (b.Offsets has k0+1 entries).
-func (b *Batch) extendOffsets(k0, n, nbuf int) {
+// extendOffsets appends offsets for n more keys of nbuf buffers each.
+func (b *Batch) extendOffsets(n, nbuf int) {
 	last := b.Offsets[len(b.Offsets)-1]
-	_ = k0
 	b.Offsets = slices.Grow(b.Offsets, n)
 	for i := 0; i < n; i++ {
 		last += uint64(nbuf)

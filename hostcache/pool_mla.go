@@ -57,7 +57,7 @@ func NewMLAPool(cfg MLAConfig) (*HostPool, error) {
 	p := b.p
 	p.P, p.S, p.pageNum = P, S, pn
 	is := cfg.DType.Size()
-	uL, uP, uS, upn := uint64(L), uint64(P), uint64(S), uint64(pn)
+	uL, uP, uS := uint64(L), uint64(P), uint64(S)
 	d := dims{}
 
 	if cfg.Layout == PageFirstKVSplit {
@@ -85,7 +85,6 @@ func NewMLAPool(cfg MLAConfig) (*HostPool, error) {
 	total := d.mul(uL, uS, ce)
 	p.sptok = d.mul(ce, uL)
 	p.ksptok = p.sptok
-	_ = upn
 	if d.err != nil {
 		return nil, d.err
 	}
