@@ -6,19 +6,11 @@
 
 #include <cerrno>
 #include <cstring>
-#include <new>
 #include <set>
 #include <utility>
 
 namespace mcgo_engine {
 namespace {
-
-Bytes AllocateBytes(uint64_t size) {
-  if (size > SIZE_MAX) return Bytes();
-  uint8_t *raw = new (std::nothrow) uint8_t[static_cast<size_t>(size)];
-  if (raw == nullptr) return Bytes();
-  return Bytes(raw);  // deletes raw itself if the control block throws
-}
 
 const void *AsPtr(uintptr_t addr) { return reinterpret_cast<const void *>(addr); }
 void *AsMutablePtr(uintptr_t addr) { return reinterpret_cast<void *>(addr); }
@@ -154,7 +146,7 @@ void WriteFromBuffers(mcgo_store *s, std::vector<WriteOp> *ops_ptr,
     for (size_t i = 0; i < ops.size(); ++i) {
       WriteOp &op = ops[i];
       if (op.token == 0 || op.result < 0) continue;
-      op.data = AllocateBytes(op.size);
+      op.data = AllocateObjectBytes(op.size);
       if (!op.data) {
         op.result = MCGO_NO_AVAILABLE_HANDLE;
         continue;
@@ -246,7 +238,7 @@ int32_t PutCopy(mcgo_store *s, std::string key, const void *data,
   Cluster &cluster = *s->cluster;
   cluster.Reserve(ops.data(), 1, upsert, cfg, s->segment_id);
   if (ops[0].token != 0) {
-    ops[0].data = AllocateBytes(size);
+    ops[0].data = AllocateObjectBytes(size);
     if (ops[0].data) {
       std::memcpy(ops[0].data.get(), data, static_cast<size_t>(size));
     } else {

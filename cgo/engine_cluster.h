@@ -28,12 +28,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine_memory.h"
 #include "engine_regex.h"
 
 namespace mcgo_engine {
 
 using Clock = std::chrono::steady_clock;
-using Bytes = std::shared_ptr<uint8_t[]>;
 
 // ErrorCode values the engine uses that mcgo.h does not name.
 constexpr int32_t kReplicaIsNotReady = -703;  // REPLICA_IS_NOT_READY

@@ -10,9 +10,27 @@
 
 #include "engine_regex.h"
 
+#include <locale>
+#include <mutex>
 #include <regex>
 
 namespace mcgo_engine {
+namespace {
+
+// libstdc++'s ctype<char> fills its narrow()/widen() caches lazily, without
+// synchronisation, the first time each character is seen; std::regex's
+// compiler uses them, so two threads compiling patterns at once race on the
+// cache (the same bytes are written, but ThreadSanitizer rightly reports
+// it). Fill the caches once, before any pattern is compiled.
+void WarmUpCtype() {
+  const auto &ct = std::use_facet<std::ctype<char>>(std::locale());
+  for (int c = 0; c < 256; ++c) {
+    ct.narrow(static_cast<char>(c), '\0');
+    ct.widen(static_cast<char>(c));
+  }
+}
+
+}  // namespace
 
 struct KeyPattern::Impl {
   std::regex re;
@@ -22,6 +40,8 @@ KeyPattern::KeyPattern() : impl_(new Impl()) {}
 KeyPattern::~KeyPattern() = default;
 
 bool KeyPattern::Compile(const std::string &pattern) {
+  static std::once_flag warm;
+  std::call_once(warm, WarmUpCtype);
   try {
     impl_->re = std::regex(pattern, std::regex::ECMAScript);
   } catch (const std::regex_error &) {

@@ -3,22 +3,26 @@
 //
 //   mcgo_bench [object_MiB=4] [iterations=256] [threads=1]
 //
-// Modes:
-//   cycle: per iteration put_from(key) ; get_into(key) ; remove(key)
-//          (steady state: the engine's allocation is reused)
-//   bulk:  put_from 32 distinct keys, then get_into all, then remove all
-//          (each put writes fresh memory, as a cache filling up does)
-// Baseline: memcpy(dst, src) twice per iteration (the put and the get copy)
-// on the same buffers. Build without sanitizers for meaningful numbers:
+// Scenarios (each thread works on its own keys; GB/s = 1e9 bytes/s; a
+// put+get figure counts the bytes of both copies):
+//   cycle:  per iteration put_from(key), get_into(key), remove(key).
+//           Baseline: memcpy src -> mid -> dst on faulted-in buffers.
+//   bulk:   put_from 32 distinct keys, get_into all 32, remove all; repeated.
+//           The first round writes fresh memory (page faults), later rounds
+//           reuse the engine's cached blocks. Baseline: memcpy src -> 32
+//           faulted-in buffers -> dst (same working set, no faults).
+// Build without sanitizers for meaningful numbers:
 //   cmake -S . -B build/cpp-bench -DCMAKE_BUILD_TYPE=Release
 //   cmake --build build/cpp-bench --target mcgo_bench && build/cpp-bench/mcgo_bench
 #include <sys/mman.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +32,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr int kBulkKeys = 32;
 
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -43,37 +48,56 @@ uint8_t *AllocTouched(size_t n) {
   return static_cast<uint8_t *>(p);
 }
 
+// All threads start each phase together.
+class Barrier {
+ public:
+  explicit Barrier(int n) : n_(n) {}
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    const int gen = gen_;
+    if (++waiting_ == n_) {
+      waiting_ = 0;
+      ++gen_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return gen != gen_; });
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int n_, waiting_ = 0, gen_ = 0;
+};
+
 struct Result {
-  double memcpy_gbs = 0, cycle_put = 0, cycle_get = 0, cycle_both = 0,
-         bulk_put = 0, bulk_get = 0, bulk_both = 0;
+  double cycle_memcpy = 0, cycle_put = 0, cycle_get = 0, cycle_both = 0;
+  double bulk_memcpy = 0, fresh_put = 0, warm_put = 0, warm_get = 0, warm_both = 0;
   bool ok = true;
 };
 
-// One thread's work. Returns bandwidths in GB/s (1e9 bytes/s).
-Result RunOne(mcgo_store *s, int tid, size_t size, int iters) {
+Result RunOne(mcgo_store *s, Barrier *barrier, int tid, size_t size, int iters) {
   Result r;
-  uint8_t *src = AllocTouched(size);
-  uint8_t *dst = AllocTouched(size);
+  uint8_t *src = AllocTouched(size), *mid = AllocTouched(size), *dst = AllocTouched(size);
   for (size_t i = 0; i < size; ++i) src[i] = static_cast<uint8_t>(i * 131 + tid);
   mcgo_replicate_config cfg{};
   cfg.replica_num = 1;
-  if (mcgo_register_buffer(s, reinterpret_cast<uintptr_t>(src), size) != 0 ||
-      mcgo_register_buffer(s, reinterpret_cast<uintptr_t>(dst), size) != 0) {
+  const uintptr_t sa = reinterpret_cast<uintptr_t>(src), da = reinterpret_cast<uintptr_t>(dst);
+  if (mcgo_register_buffer(s, sa, size) != 0 || mcgo_register_buffer(s, da, size) != 0) {
     std::fprintf(stderr, "register failed\n");
     std::exit(2);
   }
-  const uintptr_t sa = reinterpret_cast<uintptr_t>(src), da = reinterpret_cast<uintptr_t>(dst);
 
-  // Baseline.
+  // --- cycle
+  barrier->Wait();
   auto t0 = Clock::now();
   for (int i = 0; i < iters; ++i) {
-    std::memcpy(dst, src, size);
-    std::memcpy(src, dst, size);
+    std::memcpy(mid, src, size);
+    std::memcpy(dst, mid, size);
   }
-  auto t1 = Clock::now();
-  r.memcpy_gbs = 2.0 * iters * size / Seconds(t0, t1) / 1e9;
+  r.cycle_memcpy = 2.0 * iters * size / Seconds(t0, Clock::now()) / 1e9;
 
-  // Cycle.
+  barrier->Wait();
   const std::string key = "cycle-" + std::to_string(tid);
   double put_s = 0, get_s = 0;
   for (int i = -2; i < iters; ++i) {  // 2 warm-up rounds
@@ -96,36 +120,54 @@ Result RunOne(mcgo_store *s, int tid, size_t size, int iters) {
   r.cycle_get = 1.0 * iters * size / get_s / 1e9;
   r.cycle_both = 2.0 * iters * size / (put_s + get_s) / 1e9;
 
-  // Bulk.
-  constexpr int kKeys = 32;
+  // --- bulk
+  const int rounds = iters / kBulkKeys > 1 ? iters / kBulkKeys : 2;
+  std::vector<uint8_t *> bufs;
+  for (int k = 0; k < kBulkKeys; ++k) bufs.push_back(AllocTouched(size));
+  barrier->Wait();
+  t0 = Clock::now();
+  for (int round = 0; round < rounds; ++round) {
+    for (int k = 0; k < kBulkKeys; ++k) std::memcpy(bufs[k], src, size);
+    for (int k = 0; k < kBulkKeys; ++k) std::memcpy(dst, bufs[k], size);
+  }
+  r.bulk_memcpy = 2.0 * rounds * kBulkKeys * size / Seconds(t0, Clock::now()) / 1e9;
+  for (auto *b : bufs) munmap(b, size);
+
+  barrier->Wait();
+  std::vector<std::string> keys;
+  for (int k = 0; k < kBulkKeys; ++k) {
+    keys.push_back("bulk-" + std::to_string(tid) + "-" + std::to_string(k));
+  }
   put_s = get_s = 0;
-  const int rounds = iters / kKeys > 0 ? iters / kKeys : 1;
   for (int round = 0; round < rounds; ++round) {
     auto a = Clock::now();
-    for (int k = 0; k < kKeys; ++k) {
-      const std::string bk = "bulk-" + std::to_string(tid) + "-" + std::to_string(k);
-      if (mcgo_put_from(s, bk.data(), bk.size(), sa, size, cfg) != 0) r.ok = false;
+    for (const auto &k : keys) {
+      if (mcgo_put_from(s, k.data(), k.size(), sa, size, cfg) != 0) r.ok = false;
     }
     auto b = Clock::now();
-    for (int k = 0; k < kKeys; ++k) {
-      const std::string bk = "bulk-" + std::to_string(tid) + "-" + std::to_string(k);
-      if (mcgo_get_into(s, bk.data(), bk.size(), da, size) != static_cast<int64_t>(size)) r.ok = false;
+    for (const auto &k : keys) {
+      if (mcgo_get_into(s, k.data(), k.size(), da, size) != static_cast<int64_t>(size)) r.ok = false;
     }
     auto c = Clock::now();
-    for (int k = 0; k < kKeys; ++k) {
-      const std::string bk = "bulk-" + std::to_string(tid) + "-" + std::to_string(k);
-      if (mcgo_remove(s, bk.data(), bk.size(), 1) != 0) r.ok = false;
+    for (const auto &k : keys) {
+      if (mcgo_remove(s, k.data(), k.size(), 1) != 0) r.ok = false;
     }
-    put_s += Seconds(a, b);
-    get_s += Seconds(b, c);
+    if (round == 0) {
+      r.fresh_put = 1.0 * kBulkKeys * size / Seconds(a, b) / 1e9;
+    } else {
+      put_s += Seconds(a, b);
+      get_s += Seconds(b, c);
+    }
   }
-  r.bulk_put = 1.0 * rounds * kKeys * size / put_s / 1e9;
-  r.bulk_get = 1.0 * rounds * kKeys * size / get_s / 1e9;
-  r.bulk_both = 2.0 * rounds * kKeys * size / (put_s + get_s) / 1e9;
+  const double warm_bytes = 1.0 * (rounds - 1) * kBulkKeys * size;
+  r.warm_put = warm_bytes / put_s / 1e9;
+  r.warm_get = warm_bytes / get_s / 1e9;
+  r.warm_both = 2.0 * warm_bytes / (put_s + get_s) / 1e9;
 
   mcgo_unregister_buffer(s, sa);
   mcgo_unregister_buffer(s, da);
   munmap(src, size);
+  munmap(mid, size);
   munmap(dst, size);
   return r;
 }
@@ -137,13 +179,17 @@ int main(int argc, char **argv) {
   const int iters = argc > 2 ? std::atoi(argv[2]) : 256;
   const int threads = argc > 3 ? std::atoi(argv[3]) : 1;
   const size_t size = mib << 20;
+  if (mib == 0 || iters <= 0 || threads <= 0) {
+    std::fprintf(stderr, "usage: mcgo_bench [object_MiB>0] [iterations>0] [threads>0]\n");
+    return 2;
+  }
 
   mcgo_store *s = nullptr;
   mcgo_create(&s);
   mcgo_config cfg{};
   cfg.local_hostname = "127.0.0.1";
   cfg.metadata_server = "P2PHANDSHAKE";
-  cfg.global_segment_size = static_cast<uint64_t>(threads) * 40 * size;
+  cfg.global_segment_size = static_cast<uint64_t>(threads) * (kBulkKeys + 8) * size;
   cfg.local_buffer_size = 16 << 20;
   cfg.protocol = "tcp";
   cfg.device_name = "";
@@ -154,10 +200,11 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  Barrier barrier(threads);
   std::vector<Result> results(static_cast<size_t>(threads));
   std::vector<std::thread> ts;
   for (int t = 0; t < threads; ++t) {
-    ts.emplace_back([&, t] { results[static_cast<size_t>(t)] = RunOne(s, t, size, iters); });
+    ts.emplace_back([&, t] { results[static_cast<size_t>(t)] = RunOne(s, &barrier, t, size, iters); });
   }
   for (auto &t : ts) t.join();
   mcgo_destroy(s);
@@ -165,25 +212,29 @@ int main(int argc, char **argv) {
   Result sum;
   for (const auto &r : results) {
     sum.ok = sum.ok && r.ok;
-    sum.memcpy_gbs += r.memcpy_gbs;
+    sum.cycle_memcpy += r.cycle_memcpy;
     sum.cycle_put += r.cycle_put;
     sum.cycle_get += r.cycle_get;
     sum.cycle_both += r.cycle_both;
-    sum.bulk_put += r.bulk_put;
-    sum.bulk_get += r.bulk_get;
-    sum.bulk_both += r.bulk_both;
+    sum.bulk_memcpy += r.bulk_memcpy;
+    sum.fresh_put += r.fresh_put;
+    sum.warm_put += r.warm_put;
+    sum.warm_get += r.warm_get;
+    sum.warm_both += r.warm_both;
   }
   std::printf("object %zu MiB, %d iterations, %d thread(s); GB/s summed over threads\n",
               mib, iters, threads);
-  std::printf("  memcpy baseline            %7.2f\n", sum.memcpy_gbs);
-  std::printf("  cycle put_from             %7.2f\n", sum.cycle_put);
-  std::printf("  cycle get_into             %7.2f\n", sum.cycle_get);
-  std::printf("  cycle put_from+get_into    %7.2f  (%.0f%% of memcpy)\n",
-              sum.cycle_both, 100.0 * sum.cycle_both / sum.memcpy_gbs);
-  std::printf("  bulk  put_from (fresh mem) %7.2f\n", sum.bulk_put);
-  std::printf("  bulk  get_into             %7.2f\n", sum.bulk_get);
-  std::printf("  bulk  put_from+get_into    %7.2f  (%.0f%% of memcpy)\n",
-              sum.bulk_both, 100.0 * sum.bulk_both / sum.memcpy_gbs);
+  std::printf("  cycle memcpy src->mid->dst        %7.2f\n", sum.cycle_memcpy);
+  std::printf("  cycle put_from                    %7.2f\n", sum.cycle_put);
+  std::printf("  cycle get_into                    %7.2f\n", sum.cycle_get);
+  std::printf("  cycle put_from+get_into           %7.2f  (%.0f%% of memcpy)\n",
+              sum.cycle_both, 100.0 * sum.cycle_both / sum.cycle_memcpy);
+  std::printf("  bulk  memcpy via %d buffers       %7.2f\n", kBulkKeys, sum.bulk_memcpy);
+  std::printf("  bulk  put_from, fresh memory      %7.2f\n", sum.fresh_put);
+  std::printf("  bulk  put_from, reused memory     %7.2f\n", sum.warm_put);
+  std::printf("  bulk  get_into                    %7.2f\n", sum.warm_get);
+  std::printf("  bulk  put_from+get_into (reused)  %7.2f  (%.0f%% of memcpy)\n",
+              sum.warm_both, 100.0 * sum.warm_both / sum.bulk_memcpy);
   if (!sum.ok) {
     std::printf("ERROR: some engine call failed or data did not round-trip\n");
     return 1;

@@ -9,6 +9,7 @@
 #ifndef MCGO_TESTS_CHECK_H_
 #define MCGO_TESTS_CHECK_H_
 
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -21,8 +22,8 @@ namespace mcgo_test {
 
 struct Registry {
   std::vector<std::pair<const char *, std::function<void()>>> tests;
-  long checks = 0;
-  long failures = 0;
+  std::atomic<long> checks{0};    // checks may run on several threads
+  std::atomic<long> failures{0};
 };
 
 inline Registry &Reg() {
@@ -90,7 +91,7 @@ inline int RunAll() {
                  Reg().failures == before ? " OK " : "FAIL", t.first);
   }
   std::fprintf(stderr, "%zu tests, %ld checks, %ld failures\n",
-               Reg().tests.size(), Reg().checks, Reg().failures);
+               Reg().tests.size(), Reg().checks.load(), Reg().failures.load());
   return Reg().failures == 0 ? 0 : 1;
 }
 

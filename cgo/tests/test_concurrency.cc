@@ -98,12 +98,12 @@ TEST(ManyThreadsOneHandle) {
 TEST(RemoveAndReplaceDuringGets) {
   const std::string m = UniqueMaster("rmget");
   Store w(m, 256 * MiB), r1(m, 0), r2(m, 0);
-  constexpr size_t kBig = 4 * MiB;
+  constexpr size_t kBig = 1 * MiB;
   std::atomic<bool> stop{false};
   std::atomic<long> torn{0}, unexpected{0}, hits{0};
   std::thread writer([&] {
     Mem src(kBig, w);
-    for (uint32_t i = 0; i < 60; ++i) {
+    for (uint32_t i = 0; i < 40; ++i) {
       MakeValue(src.data(), kBig, i);
       if (i % 2 == 0) {
         if (PutFrom(w, "hot", src.addr(), kBig) != 0) ++unexpected;

@@ -1,0 +1,36 @@
+// Embedded engine: memory for object bytes.
+//
+// Objects of 256 KiB and more come from a process-wide cache of blocks freed
+// by removed or replaced objects (at most 256 MiB kept), so a steady stream
+// of puts and removes does not pay page faults on every put; blocks of 2 MiB
+// and more are mmap'ed, 2 MiB aligned and advised as transparent huge pages,
+// so fresh memory faults once per 2 MiB instead of once per 4 KiB. The real
+// store writes into segment memory that was allocated (and, for RDMA,
+// registered and faulted in) when the segment was mounted; this keeps the
+// embedded engine's bandwidth close to memcpy without reserving
+// global_segment_size bytes up front.
+//
+// Under AddressSanitizer everything goes through plain malloc/free, so that
+// use-after-free of object memory is still detected.
+#ifndef MCGO_ENGINE_MEMORY_H_
+#define MCGO_ENGINE_MEMORY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace mcgo_engine {
+
+using Bytes = std::shared_ptr<uint8_t[]>;
+
+// Uninitialised memory for an object of size bytes (size > 0), or null when
+// it cannot be allocated. The memory returns to the cache (or the system)
+// when the last reference goes away.
+Bytes AllocateObjectBytes(uint64_t size);
+
+// Bytes currently held in the cache (tests).
+size_t CachedObjectBytes();
+
+}  // namespace mcgo_engine
+
+#endif  // MCGO_ENGINE_MEMORY_H_
