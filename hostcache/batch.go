@@ -214,36 +214,36 @@ func buildKeysAt(b *Batch, prefix string, pageKeys []string, suffixes []string) 
 // changed.
 func (b *Batch) refreshKeys(prefix string, pageKeys []string, suffixes []string) bool {
 	kc := &b.kc
-	changed := 0
+	changed, limit := 0, len(pageKeys)/4
 	for i, pk := range pageKeys {
 		if pk != kc.pages[i] {
 			if len(pk) != len(kc.pages[i]) {
 				return false
 			}
-			changed++
+			if changed++; changed > limit {
+				return false // mostly new pages: the sequential build is faster
+			}
 		}
 	}
 	if changed == 0 {
 		return true
 	}
-	if changed > len(pageKeys)/4 {
-		return false // mostly new pages: the sequential build is faster
-	}
 	a := b.keys.arena
 	off := 0
 	for i, pk := range pageKeys {
 		stem := len(prefix) + len(pk)
-		if pk != kc.pages[i] {
-			o := off
-			for _, x := range suffixes {
+		rewrite := pk != kc.pages[i]
+		for _, x := range suffixes {
+			if rewrite {
+				o := off
 				o += copy(a[o:], prefix)
 				o += copy(a[o:], pk)
-				o += copy(a[o:], x)
+				copy(a[o:], x)
 			}
-			kc.pages[i] = pk
-		}
-		for _, x := range suffixes {
 			off += stem + len(x)
+		}
+		if rewrite {
+			kc.pages[i] = pk
 		}
 	}
 	return true
