@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Options configures a Backend (SGLang HiCacheStorageConfig plus the
@@ -49,8 +50,14 @@ type Backend struct {
 	splitF  int
 	pools   map[PoolName]*sidePool
 	regs    []registration // sorted by addr
+	// Scratch batches: a few slots that survive garbage collections (a
+	// sync.Pool is emptied by them, and a fresh Batch allocates while it
+	// grows), then a sync.Pool for bursts of concurrent calls.
+	slots   [scratchSlots]atomic.Pointer[Batch]
 	scratch sync.Pool
 }
+
+const scratchSlots = 8
 
 type sidePool struct {
 	name      PoolName

@@ -28,8 +28,23 @@ type PoolTransferResult struct {
 	Restorable []int
 }
 
-func (b *Backend) getBatch() *Batch  { return b.scratch.Get().(*Batch) }
-func (b *Backend) putBatch(x *Batch) { b.scratch.Put(x) }
+func (b *Backend) getBatch() *Batch {
+	for i := range b.slots {
+		if bt := b.slots[i].Swap(nil); bt != nil {
+			return bt
+		}
+	}
+	return b.scratch.Get().(*Batch)
+}
+
+func (b *Backend) putBatch(x *Batch) {
+	for i := range b.slots {
+		if b.slots[i].CompareAndSwap(nil, x) {
+			return
+		}
+	}
+	b.scratch.Put(x)
+}
 
 func (b *Backend) usableLocked() error {
 	if b.closed {

@@ -1,6 +1,7 @@
 package hostcache_test
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -117,4 +118,41 @@ func TestPrepareDoesNotAllocate(t *testing.T) {
 		})
 		assert.Zero(t, allocs, "%s", c.pool)
 	}
+}
+
+// TestBackendIOSteadyStateAllocs: whole BatchSetV1/BatchGetV1/BatchExists
+// calls on the fake store allocate nothing at steady state, even across
+// garbage collections (the backend keeps its scratch in GC-proof slots).
+func TestBackendIOSteadyStateAllocs(t *testing.T) {
+	store := ht.NewFakeStore()
+	alloc := ht.NewAllocator(t)
+	pool, err := hc.NewMLAPool(hc.MLAConfig{Layers: 8, LatentDim: 64, DType: hc.BF16, PageSize: 16, Tokens: 32 * 16, Layout: hc.LayerFirst, Allocator: alloc})
+	require.NoError(t, err)
+	defer pool.Close()
+	be, err := hc.NewBackend(store, hc.Options{RankReplicated: true})
+	require.NoError(t, err)
+	defer be.Close()
+	require.NoError(t, be.RegisterPool(pool))
+	rowsList := make([]int, 32)
+	for i := range rowsList {
+		rowsList[i] = i
+	}
+	keys, idx := ht.TestKeys("steady", 32, 16), ht.TokenIndices(rowsList, 16)
+	res, err := be.BatchSetV1(keys, idx, nil)
+	require.NoError(t, err)
+	run := func() {
+		var err error
+		if res, err = be.BatchSetV1(keys, idx, res); err != nil {
+			t.Fatal(err)
+		}
+		if res, err = be.BatchGetV1(keys, idx, res); err != nil || !res[31] {
+			t.Fatal(res, err)
+		}
+		if n, err := be.BatchExists(keys); err != nil || n != 32 {
+			t.Fatal(n, err)
+		}
+	}
+	run()
+	assert.Zero(t, testing.AllocsPerRun(20, run))
+	assert.Zero(t, testing.AllocsPerRun(5, func() { runtime.GC(); run() }), "after a GC")
 }
