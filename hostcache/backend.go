@@ -43,13 +43,13 @@ type Backend struct {
 	opts       Options
 	skipBackup bool
 
-	mu      sync.RWMutex
-	closed  bool
-	anchor  Pool
-	scheme  *KeyScheme
-	splitF  int
-	pools   map[PoolName]*sidePool
-	regs    []registration // sorted by addr
+	mu     sync.RWMutex
+	closed bool
+	anchor Pool
+	scheme *KeyScheme
+	splitF int
+	pools  map[PoolName]*sidePool
+	regs   []registration // sorted by addr
 	// Scratch batches: a few slots that survive garbage collections (a
 	// sync.Pool is emptied by them, and a fresh Batch allocates while it
 	// grows), then a sync.Pool for bursts of concurrent calls.
