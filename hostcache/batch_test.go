@@ -156,3 +156,35 @@ func TestBackendIOSteadyStateAllocs(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(20, run))
 	assert.Zero(t, testing.AllocsPerRun(5, func() { runtime.GC(); run() }), "after a GC")
 }
+
+// TestKeyBuildPaths compares every key-building path (word stores for
+// 64-character hashes with one or two short suffixes, byte copies otherwise,
+// the Batch reuse path) with plain string concatenation.
+func TestKeyBuildPaths(t *testing.T) {
+	hash := ht.TestKeys("paths", 6, 1)
+	pageSets := [][]string{
+		hash,
+		{hash[0], "short", hash[1], "", hash[2] + "x", hash[3]},
+		{strings.Repeat("z", 63), strings.Repeat("y", 65)},
+	}
+	suffixSets := [][]string{{"__k"}, {"_0_k", "_0_v"}, {"_12_1_k", "_12_1_v"}, {"_a", "_b", "_c"}, {"_long_suffix_here"},
+		{"_0_k", "_0_v", "_1_k", "_1_v", "_2_k", "_2_v", "_3_k", "_3_v", "_4_k", "_4_v"}}
+	tags := []*string{nil, new(string), func() *string { s := "tag"; return &s }(), func() *string { s := strings.Repeat("p", 70); return &s }()}
+	for _, tag := range tags {
+		s, err := hc.NewKeyScheme(hc.KeyConfig{ExtraBackendTag: tag})
+		require.NoError(t, err)
+		var k hc.Keys
+		for _, pages := range pageSets {
+			for _, sfx := range suffixSets {
+				var want []string
+				for _, p := range pages {
+					for _, x := range sfx {
+						want = append(want, s.Prefix()+p+x)
+					}
+				}
+				s.Build(&k, pages, sfx)
+				require.Equal(t, want, k.Keys)
+			}
+		}
+	}
+}

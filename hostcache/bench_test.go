@@ -54,6 +54,18 @@ func BenchmarkBatchMeta(b *testing.B) {
 		{"MLA_layer_first_61L_128p", mla, hc.Options{RankReplicated: true}},
 		{"MHA_page_first_32L_128p", mha, hc.Options{}},
 	}
+	tag := "my-tag"
+	tagged := []struct {
+		name string
+		pool hc.Pool
+		opts hc.Options
+	}{
+		{"MLA_layer_first_61L_128p_prefixed", mla, hc.Options{RankReplicated: true, ExtraBackendTag: &tag, ModelName: "deepseek-ai/DeepSeek-V3"}},
+		{"MHA_page_first_32L_128p_prefixed", mha, hc.Options{ExtraBackendTag: &tag, ModelName: "meta-llama/Meta-Llama-3-8B"}},
+	}
+	if !testing.Short() {
+		cases = append(cases, tagged...)
+	}
 	for _, c := range cases {
 		// Steady state: the same 128-page batch is prepared again, as when
 		// BatchExists is followed by BatchGetV1 on the same pages. Keys are

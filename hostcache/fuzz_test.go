@@ -229,6 +229,7 @@ func FuzzKeys(f *testing.F) {
 	f.Add(uint8(1), uint8(2), uint8(1), uint8(2), true, uint8(0), true, "tag", "org/model", "", "h", "y")
 	f.Add(uint8(1), uint8(2), uint8(0), uint8(3), false, uint8(3), true, "", "", "fp", "", "")
 	f.Add(uint8(5), uint8(2), uint8(0), uint8(1), false, uint8(0), false, "", "", "", "h", "")
+	f.Add(uint8(1), uint8(4), uint8(0), uint8(1), false, uint8(0), true, "t", "m/n", "", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210")
 	f.Fuzz(func(t *testing.T, tp, tpSize, pp, ppSize uint8, rr bool, split uint8, hasTag bool, tag, model, fp, key1, key2 string) {
 		cfg := hc.KeyConfig{TPRank: int(tp), TPSize: int(tpSize), PPRank: int(pp), PPSize: int(ppSize), RankReplicated: rr,
 			SplitFactor: int(split % 9), ModelName: model, Fingerprint: fp}
