@@ -214,6 +214,9 @@ func buildKeysAt(b *Batch, prefix string, pageKeys []string, suffixes []string) 
 // changed.
 func (b *Batch) refreshKeys(prefix string, pageKeys []string, suffixes []string) bool {
 	kc := &b.kc
+	if n := len(pageKeys); n > 4 && pageKeys[0] != kc.pages[0] && pageKeys[n-1] != kc.pages[n-1] {
+		return false // a new page list: rebuild without comparing every key
+	}
 	changed, limit := 0, len(pageKeys)/4
 	for i, pk := range pageKeys {
 		if pk != kc.pages[i] {
