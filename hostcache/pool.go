@@ -502,7 +502,7 @@ func positive(what, field string, v int) error {
 	if v <= 0 {
 		return &ConfigError{What: what, Field: field, Reason: fmt.Sprintf("must be positive, got %d", v)}
 	}
-	if v > 1<<31 {
+	if int64(v) > 1<<31 {
 		return &ConfigError{What: what, Field: field, Reason: fmt.Sprintf("too large: %d", v)}
 	}
 	return nil
@@ -524,7 +524,7 @@ func capacity(what string, tokens, pageNum, P int) (int, error) {
 	if pn == 0 {
 		pn = PageCount(tokens, P)
 	}
-	if pn <= 0 || pn > (1<<40)/P {
+	if pn <= 0 || int64(pn) > (1<<40)/int64(P) {
 		return 0, &ConfigError{What: what, Field: "capacity", Reason: fmt.Sprintf("page_num %d out of range", pn)}
 	}
 	return pn, nil

@@ -102,7 +102,7 @@ type MambaConfig struct {
 func prod(what, field string, shape []int) (uint64, error) {
 	n := uint64(1)
 	for _, x := range shape {
-		if x < 0 || x > 1<<31 {
+		if x < 0 || int64(x) > 1<<31 {
 			return 0, &ConfigError{What: what, Field: field, Reason: fmt.Sprintf("bad dimension %d", x)}
 		}
 		n *= uint64(x)

@@ -120,7 +120,7 @@ func (a *VirtualAllocator) Alloc(size uint64) (hostcache.Region, error) {
 	}
 	addr := a.next
 	end := uint64(addr) + size
-	if end < size || end > uint64(^uintptr(0))>>2 {
+	if end < size || end > uint64(^uintptr(0))>>1 {
 		return hostcache.Region{}, fmt.Errorf("hostcachetest: virtual address space exhausted (%d bytes)", size)
 	}
 	a.next = uintptr((end + 4095) &^ 4095)

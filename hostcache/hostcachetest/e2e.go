@@ -156,7 +156,7 @@ func TokenIndices(rows []int, p int) []int64 {
 func TestKeys(salt string, n, pageSize int) []string {
 	toks := make([]uint32, n*pageSize)
 	for i := range toks {
-		toks[i] = uint32(i*2654435761) ^ uint32(len(salt)*977)
+		toks[i] = uint32(i)*2654435761 ^ uint32(len(salt)*977)
 		for _, c := range salt {
 			toks[i] = toks[i]*31 + uint32(c)
 		}
