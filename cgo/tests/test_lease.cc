@@ -1,7 +1,13 @@
-// Read leases. main() sets MCGO_EMBEDDED_KV_LEASE_TTL_MS before any cluster
-// exists, so clusters created here use a short TTL.
+// Read leases. The TTL is read from MCGO_EMBEDDED_KV_LEASE_TTL_MS when a
+// cluster is created, so each test makes clusters with the TTL it needs:
+// a long one (kLongMs) where a lease must still hold, a short one (kShortMs)
+// where it must have run out. Timing only ever errs in the safe direction on
+// a loaded machine: a "still leased" check follows its grant immediately and
+// has seconds of slack, an "expired" check sleeps well past the TTL.
 #include <chrono>
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,39 +18,53 @@ using namespace tu;
 
 namespace {
 
-constexpr int kTtlMs = 300;
+constexpr int kLongMs = 5000;
+constexpr int kShortMs = 100;
 
-void SleepPastTtl() {
-  std::this_thread::sleep_for(std::chrono::milliseconds(kTtlMs + 150));
+std::unique_ptr<Store> StoreWithTtl(int ttl_ms, const char *tag,
+                                    const std::string &master = "") {
+  setenv("MCGO_EMBEDDED_KV_LEASE_TTL_MS", std::to_string(ttl_ms).c_str(), 1);
+  auto s = std::make_unique<Store>(master.empty() ? UniqueMaster(tag) : master);
+  unsetenv("MCGO_EMBEDDED_KV_LEASE_TTL_MS");
+  return s;
 }
+
+void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+void SleepPastShortTtl() { SleepMs(kShortMs * 3); }
 
 }  // namespace
 
 TEST(TtlComesFromTheEnvironment) {
-  Store s(UniqueMaster("ttl"));
-  CHECK_EQ(Stats(s).lease_ttl_ms, static_cast<uint64_t>(kTtlMs));
+  auto s = StoreWithTtl(kLongMs, "ttl");
+  CHECK_EQ(Stats(*s).lease_ttl_ms, static_cast<uint64_t>(kLongMs));
+  auto t = StoreWithTtl(kShortMs, "ttl");
+  CHECK_EQ(Stats(*t).lease_ttl_ms, static_cast<uint64_t>(kShortMs));
 }
 
 TEST(GetGrantsLease) {
-  Store s(UniqueMaster("get"));
+  auto l = StoreWithTtl(kLongMs, "get");
+  Store &s = *l;
   CHECK_EQ(Put(s, "k", "v"), 0);
   CHECK_EQ(Remove(s, "k"), 0);  // a put grants no lease
   CHECK_EQ(Put(s, "k", "v"), 0);
   CHECK_EQ(Get(s, "k"), "v");
   CHECK_EQ(Remove(s, "k"), MCGO_OBJECT_HAS_LEASE);
   CHECK_EQ(Exists(s, "k"), 1);
-  SleepPastTtl();
-  CHECK_EQ(Remove(s, "k"), 0);
-  // force ignores the lease.
-  CHECK_EQ(Put(s, "k", "v"), 0);
-  CHECK_EQ(Get(s, "k"), "v");
-  CHECK_EQ(Remove(s, "k", true), 0);
+  CHECK_EQ(Remove(s, "k", true), 0);  // force ignores the lease
   CHECK_EQ(Remove(s, "k", true), MCGO_OBJECT_NOT_FOUND);
+
+  auto sh = StoreWithTtl(kShortMs, "get");
+  CHECK_EQ(Put(*sh, "k", "v"), 0);
+  CHECK_EQ(Get(*sh, "k"), "v");
+  SleepPastShortTtl();
+  CHECK_EQ(Remove(*sh, "k"), 0);  // expired
 }
 
 TEST(EveryLookupGrantsLease) {
   const std::string m = UniqueMaster("lookup");
-  Store s(m), t(m);
+  auto ls = StoreWithTtl(kLongMs, "lookup", m);
+  Store &s = *ls;
+  Store t(m);  // same cluster
   Mem buf(4096, s), small(4096, s), unreg(4096);
   using Probe = std::function<void(const std::string &)>;
   const std::vector<std::pair<const char *, Probe>> probes = {
@@ -57,6 +77,7 @@ TEST(EveryLookupGrantsLease) {
          CHECK_EQ(mcgo_batch_is_exist(s, ks.data(), ks.offsets(), 1, &r), 0);
          CHECK_EQ(r, 1);
        }},
+      {"get", [&](const std::string &k) { CHECK_EQ(Get(s, k), "v"); }},
       {"get_into", [&](const std::string &k) { CHECK_EQ(GetInto(s, k, buf.addr(), 64), 1); }},
       {"batch_get_into",
        [&](const std::string &k) {
@@ -97,33 +118,36 @@ TEST(EveryLookupGrantsLease) {
       CHECK(false);
     }
   }
-  // Missing keys and failed lookups grant nothing (nothing to grant).
   CHECK_EQ(Size(s, "absent"), MCGO_OBJECT_NOT_FOUND);
-  SleepPastTtl();
-  for (int j = 0; j < i; ++j) CHECK_EQ(Remove(t, "probe" + std::to_string(j)), 0);
+  CHECK_EQ(mcgo_remove_all(t, 0), 0);
+  CHECK_EQ(mcgo_remove_all(t, 1), i);
 }
 
 TEST(BulkRemovalSkipsLeasedObjects) {
-  Store s(UniqueMaster("bulk"));
+  auto l = StoreWithTtl(kLongMs, "bulk");
+  Store &s = *l;
   for (const char *k : {"a1", "a2", "a3", "b1"}) CHECK_EQ(Put(s, k, "v"), 0);
   CHECK_EQ(Get(s, "a1"), "v");
   CHECK_EQ(Get(s, "b1"), "v");
   CHECK_EQ(RemoveRegex(s, "^a"), 2);  // a2, a3; a1 is leased
-  CHECK_EQ(Exists(s, "a1"), 1);       // (renews a1's lease)
+  CHECK_EQ(Exists(s, "a1"), 1);
   CHECK_EQ(mcgo_remove_all(s, 0), 0);
   CHECK_EQ(RemoveRegex(s, "^a", true), 1);
   CHECK_EQ(mcgo_remove_all(s, 1), 1);
   CHECK_EQ(Stats(s).objects, 0u);
 
-  for (const char *k : {"c1", "c2"}) CHECK_EQ(Put(s, k, "v"), 0);
-  CHECK_EQ(Get(s, "c1"), "v");
-  CHECK_EQ(mcgo_remove_all(s, 0), 1);
-  SleepPastTtl();
-  CHECK_EQ(mcgo_remove_all(s, 0), 1);
+  auto sh = StoreWithTtl(kShortMs, "bulk");
+  for (const char *k : {"c1", "c2"}) CHECK_EQ(Put(*sh, k, "v"), 0);
+  CHECK_EQ(Get(*sh, "c1"), "v");
+  CHECK_EQ(Get(*sh, "c2"), "v");
+  SleepPastShortTtl();
+  CHECK_EQ(RemoveRegex(*sh, "1$"), 1);
+  CHECK_EQ(mcgo_remove_all(*sh, 0), 1);
 }
 
 TEST(LeasesAndUpsert) {
-  Store s(UniqueMaster("upsert"));
+  auto l = StoreWithTtl(kLongMs, "upsert");
+  Store &s = *l;
   CHECK_EQ(Put(s, "k", "aaaa"), 0);
   CHECK_EQ(Get(s, "k"), "aaaa");
   // Upsert ignores leases; the same size keeps the object's lease...
@@ -136,29 +160,37 @@ TEST(LeasesAndUpsert) {
 }
 
 TEST(LeaseIsExtendedNotShortened) {
-  Store s(UniqueMaster("extend"));
+  // TTL 1 s. Grant at t0, renew at t1 >= t0 + 600 ms, check at about
+  // t1 + 600 ms: past the first lease, inside the renewed one as long as the
+  // process does not stall for 400 ms between the renewal and the check.
+  constexpr int kTtl = 1000;
+  auto l = StoreWithTtl(kTtl, "extend");
+  Store &s = *l;
   CHECK_EQ(Put(s, "k", "v"), 0);
+  const auto t0 = std::chrono::steady_clock::now();
   CHECK_EQ(Get(s, "k"), "v");
-  std::this_thread::sleep_for(std::chrono::milliseconds(kTtlMs * 2 / 3));
+  SleepMs(600);
   CHECK_EQ(Exists(s, "k"), 1);  // renews to now + ttl
-  std::this_thread::sleep_for(std::chrono::milliseconds(kTtlMs * 2 / 3));
-  CHECK_EQ(Remove(s, "k"), MCGO_OBJECT_HAS_LEASE);  // first lease would be over
-  SleepPastTtl();
+  SleepMs(600);
+  const auto elapsed = std::chrono::steady_clock::now() - t0;
+  CHECK(elapsed >= std::chrono::milliseconds(kTtl));  // first lease is over
+  CHECK_EQ(Remove(s, "k"), MCGO_OBJECT_HAS_LEASE);
+  // ...and runs out a TTL after the renewal.
+  SleepMs(kTtl + 300);
   CHECK_EQ(Remove(s, "k"), 0);
 }
 
 TEST(TtlIsReadWhenAClusterIsCreated) {
   const std::string m = UniqueMaster("envchange");
-  Store s(m);
-  setenv("MCGO_EMBEDDED_KV_LEASE_TTL_MS", "0", 1);
-  Store same(m);  // joins the existing cluster: TTL unchanged
-  CHECK_EQ(Stats(same).lease_ttl_ms, static_cast<uint64_t>(kTtlMs));
-  Store zero(UniqueMaster("envchange"));
-  CHECK_EQ(Stats(zero).lease_ttl_ms, 0u);
-  CHECK_EQ(Put(zero, "k", "v"), 0);
-  CHECK_EQ(Get(zero, "k"), "v");
-  CHECK_EQ(Remove(zero, "k"), 0);  // TTL 0: no effective lease
-  for (const char *bad : {"abc", "-5", "", "12x"}) {
+  auto first = StoreWithTtl(kLongMs, "envchange", m);
+  auto same = StoreWithTtl(0, "envchange", m);  // joins: TTL unchanged
+  CHECK_EQ(Stats(*same).lease_ttl_ms, static_cast<uint64_t>(kLongMs));
+  auto zero = StoreWithTtl(0, "envchange");
+  CHECK_EQ(Stats(*zero).lease_ttl_ms, 0u);
+  CHECK_EQ(Put(*zero, "k", "v"), 0);
+  CHECK_EQ(Get(*zero, "k"), "v");
+  CHECK_EQ(Remove(*zero, "k"), 0);  // TTL 0: no effective lease
+  for (const char *bad : {"abc", "-5", "", "12x", "99999999999999999999999"}) {
     setenv("MCGO_EMBEDDED_KV_LEASE_TTL_MS", bad, 1);
     Store d(UniqueMaster("envchange"));
     CHECK_EQ(Stats(d).lease_ttl_ms, 10000u);  // default
@@ -166,10 +198,6 @@ TEST(TtlIsReadWhenAClusterIsCreated) {
   unsetenv("MCGO_EMBEDDED_KV_LEASE_TTL_MS");
   Store d(UniqueMaster("envchange"));
   CHECK_EQ(Stats(d).lease_ttl_ms, 10000u);
-  setenv("MCGO_EMBEDDED_KV_LEASE_TTL_MS", std::to_string(kTtlMs).c_str(), 1);
 }
 
-int main() {
-  setenv("MCGO_EMBEDDED_KV_LEASE_TTL_MS", std::to_string(kTtlMs).c_str(), 1);
-  return mcgo_test::RunAll();
-}
+MCGO_TEST_MAIN()
