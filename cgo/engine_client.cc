@@ -127,17 +127,21 @@ void WriteFromBuffers(mcgo_store *s, std::vector<WriteOp> *ops_ptr,
   Cluster &cluster = *s->cluster;
   cluster.Reserve(ops.data(), ops.size(), upsert, cfg, s->segment_id);
   try {
-    // Transfer checks, before any copying.
+    // Transfer checks, before any copying, under one read lock of the
+    // client's registrations.
     std::vector<char> reserved(ops.size(), 0);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      WriteOp &op = ops[i];
-      if (op.token == 0) continue;
-      reserved[i] = 1;
-      const size_t row = rows ? rows[i] : i;
-      for (size_t b = bufs.Begin(row); b < bufs.End(row); ++b) {
-        if (bufs.sizes[b] > 0 && !s->regions.Contains(bufs.addrs[b], bufs.sizes[b])) {
-          op.result = MCGO_TRANSFER_FAIL;
-          break;
+    {
+      RegionSet::Reader regions(s->regions);
+      for (size_t i = 0; i < ops.size(); ++i) {
+        WriteOp &op = ops[i];
+        if (op.token == 0) continue;
+        reserved[i] = 1;
+        const size_t row = rows ? rows[i] : i;
+        for (size_t b = bufs.Begin(row); b < bufs.End(row); ++b) {
+          if (bufs.sizes[b] > 0 && !regions.Contains(bufs.addrs[b], bufs.sizes[b])) {
+            op.result = MCGO_TRANSFER_FAIL;
+            break;
+          }
         }
       }
     }
@@ -175,36 +179,39 @@ void ReadIntoBuffers(mcgo_store *s, std::vector<ReadOp> *ops_ptr,
   std::vector<ReadOp> &ops = *ops_ptr;
   s->cluster->Acquire(ops.data(), ops.size());
   std::vector<char> transfer(ops.size(), 0);  // reached the transfer stage
-  for (size_t i = 0; i < ops.size(); ++i) {
-    ReadOp &op = ops[i];
-    if (op.result <= 0) continue;
-    const uint64_t size = static_cast<uint64_t>(op.result);
-    if (!multi) {
-      if (bufs.sizes[i] < size) {
+  {
+    RegionSet::Reader regions(s->regions);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      ReadOp &op = ops[i];
+      if (op.result <= 0) continue;
+      const uint64_t size = static_cast<uint64_t>(op.result);
+      if (!multi) {
+        if (bufs.sizes[i] < size) {
+          op.result = MCGO_INVALID_PARAMS;
+          continue;
+        }
+        transfer[i] = 1;
+        if (!regions.Contains(bufs.addrs[i], size)) op.result = MCGO_TRANSFER_FAIL;
+        continue;
+      }
+      uint64_t sum = 0;
+      for (size_t b = bufs.Begin(i); b < bufs.End(i); ++b) {
+        sum = bufs.sizes[b] > UINT64_MAX - sum ? UINT64_MAX : sum + bufs.sizes[b];
+      }
+      if (sum < size) {
         op.result = MCGO_INVALID_PARAMS;
         continue;
       }
       transfer[i] = 1;
-      if (!s->regions.Contains(bufs.addrs[i], size)) op.result = MCGO_TRANSFER_FAIL;
-      continue;
-    }
-    uint64_t sum = 0;
-    for (size_t b = bufs.Begin(i); b < bufs.End(i); ++b) {
-      sum = bufs.sizes[b] > UINT64_MAX - sum ? UINT64_MAX : sum + bufs.sizes[b];
-    }
-    if (sum < size) {
-      op.result = MCGO_INVALID_PARAMS;
-      continue;
-    }
-    transfer[i] = 1;
-    if (sum > size) {
-      op.result = MCGO_TRANSFER_FAIL;  // slices must add up to the replica
-      continue;
-    }
-    for (size_t b = bufs.Begin(i); b < bufs.End(i); ++b) {
-      if (bufs.sizes[b] > 0 && !s->regions.Contains(bufs.addrs[b], bufs.sizes[b])) {
-        op.result = MCGO_TRANSFER_FAIL;
-        break;
+      if (sum > size) {
+        op.result = MCGO_TRANSFER_FAIL;  // slices must add up to the replica
+        continue;
+      }
+      for (size_t b = bufs.Begin(i); b < bufs.End(i); ++b) {
+        if (bufs.sizes[b] > 0 && !regions.Contains(bufs.addrs[b], bufs.sizes[b])) {
+          op.result = MCGO_TRANSFER_FAIL;
+          break;
+        }
       }
     }
   }

@@ -2,6 +2,7 @@
 
 #include "engine_regions.h"
 
+#include <iterator>
 #include <mutex>
 
 #include "mcgo.h"
@@ -60,7 +61,10 @@ int32_t RegionSet::Remove(uintptr_t addr) {
 }
 
 bool RegionSet::Contains(uintptr_t addr, uint64_t size) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  return Reader(*this).Contains(addr, size);
+}
+
+bool RegionSet::ContainsLocked(uintptr_t addr, uint64_t size) const {
   if (Inside(local_base_, local_size_, addr, size)) return true;
   auto it = regions_.upper_bound(addr);  // first region starting > addr
   if (it == regions_.begin()) return false;

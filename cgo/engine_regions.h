@@ -29,9 +29,23 @@ class RegionSet {
   // or inside the local buffer. size must be > 0.
   bool Contains(uintptr_t addr, uint64_t size) const;
 
+  // Holds the set's read lock, for checking many buffers at once.
+  class Reader {
+   public:
+    explicit Reader(const RegionSet &set) : set_(set), lock_(set.mu_) {}
+    bool Contains(uintptr_t addr, uint64_t size) const {
+      return set_.ContainsLocked(addr, size);
+    }
+
+   private:
+    const RegionSet &set_;
+    std::shared_lock<std::shared_mutex> lock_;
+  };
+
   size_t Count() const;
 
  private:
+  bool ContainsLocked(uintptr_t addr, uint64_t size) const;
   static bool Inside(uintptr_t base, uint64_t len, uintptr_t addr,
                      uint64_t size);
   static bool Overlaps(uintptr_t a, uint64_t alen, uintptr_t b, uint64_t blen);
