@@ -207,9 +207,15 @@ void Cluster::Leave(std::shared_ptr<Cluster> *cluster) {
   const std::string address = (*cluster)->address_;
   cluster->reset();  // may destroy the cluster, outside the registry lock
   Registry &r = GetRegistry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  auto it = r.clusters.find(address);
-  if (it != r.clusters.end() && it->second.expired()) r.clusters.erase(it);
+  bool none_left;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    auto it = r.clusters.find(address);
+    if (it != r.clusters.end() && it->second.expired()) r.clusters.erase(it);
+    none_left = r.clusters.empty();
+  }
+  // No store left in the process: give cached object memory back.
+  if (none_left) TrimObjectCache();
 }
 
 size_t Cluster::LiveClusters() {

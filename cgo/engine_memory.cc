@@ -25,7 +25,7 @@ namespace {
 
 constexpr size_t kCachedMin = 256 * 1024;     // smaller: plain malloc
 constexpr size_t kHugePage = 2 * 1024 * 1024; // mmap + MADV_HUGEPAGE from here
-constexpr size_t kCacheCap = 256u * 1024 * 1024;
+constexpr size_t kCacheCap = size_t{1} << 30;
 
 struct Cache {
   std::mutex mu;
@@ -113,6 +113,22 @@ Bytes AllocateObjectBytes(uint64_t size) {
   // If allocating the control block throws, shared_ptr calls the deleter.
   return Bytes(static_cast<uint8_t *>(p),
                [len](uint8_t *q) { ReleaseBlock(q, len); });
+}
+
+bool ObjectCacheEnabled() { return MCGO_OBJECT_CACHE != 0; }
+
+void TrimObjectCache() {
+  if (!MCGO_OBJECT_CACHE) return;
+  std::unordered_map<size_t, std::vector<void *>> blocks;
+  {
+    Cache &c = GetCache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    blocks.swap(c.free);
+    c.bytes = 0;
+  }
+  for (auto &kv : blocks) {
+    for (void *p : kv.second) FreeBlock(p, kv.first);
+  }
 }
 
 size_t CachedObjectBytes() {

@@ -1,7 +1,8 @@
 // Embedded engine: memory for object bytes.
 //
 // Objects of 256 KiB and more come from a process-wide cache of blocks freed
-// by removed or replaced objects (at most 256 MiB kept), so a steady stream
+// by removed or replaced objects (at most 1 GiB kept, and emptied when the
+// last cluster of the process goes away), so a steady stream
 // of puts and removes does not pay page faults on every put; blocks of 2 MiB
 // and more are mmap'ed, 2 MiB aligned and advised as transparent huge pages,
 // so fresh memory faults once per 2 MiB instead of once per 4 KiB. The real
@@ -30,6 +31,12 @@ Bytes AllocateObjectBytes(uint64_t size);
 
 // Bytes currently held in the cache (tests).
 size_t CachedObjectBytes();
+
+// Returns every cached block to the system.
+void TrimObjectCache();
+
+// False in AddressSanitizer builds, where blocks are never cached.
+bool ObjectCacheEnabled();
 
 }  // namespace mcgo_engine
 

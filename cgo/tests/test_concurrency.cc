@@ -246,4 +246,24 @@ TEST(ManyClientsCreatedAndDestroyedConcurrently) {
   CHECK_EQ(Stats(anchor).segments.size(), 1u);
 }
 
+TEST(ObjectCacheIsEmptiedWhenNoStoreRemains) {
+  CHECK_EQ(mcgo_engine::DebugLiveClusters(), 0u);  // earlier tests cleaned up
+  {
+    Store s(UniqueMaster("cache"));
+    Mem src(4 * MiB, s);
+    CHECK_EQ(PutFrom(s, "big", src.addr(), 4 * MiB), 0);
+    CHECK_EQ(Remove(s, "big"), 0);
+    if (mcgo_engine::ObjectCacheEnabled()) {
+      CHECK(mcgo_engine::CachedObjectBytes() >= 4 * MiB);
+      // The cached block is reused by the next object of that size.
+      const size_t before = mcgo_engine::CachedObjectBytes();
+      CHECK_EQ(PutFrom(s, "big2", src.addr(), 4 * MiB), 0);
+      CHECK(mcgo_engine::CachedObjectBytes() < before);
+    } else {
+      CHECK_EQ(mcgo_engine::CachedObjectBytes(), 0u);
+    }
+  }
+  CHECK_EQ(mcgo_engine::CachedObjectBytes(), 0u);
+}
+
 MCGO_TEST_MAIN()
