@@ -1,0 +1,239 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	hc "github.com/mooncake-go/mooncake-go/hostcache"
+	"github.com/mooncake-go/mooncake-go/mooncake"
+)
+
+// hicache runs a HiCache case through hostcache.Backend, exactly as a Go
+// serving process would: a host pool in registered memory, page keys in,
+// BatchSetV1 / BatchGetV1 / BatchExists (page meta, keys, CSR packing and
+// the store calls inside). The request writes pages [0, batch) of the
+// pool, and reads into pages [batch, 2*batch).
+func (cr *caseRun) hicache() ([]Result, error) {
+	c := cr.c
+	alloc := &hc.MmapAllocator{Populate: cr.o.populate}
+	tokens := 2 * c.Batch * c.PageSize
+	var pool *hc.HostPool
+	var opts hc.Options
+	var err error
+	if c.Pool == poolMLA {
+		pool, err = hc.NewMLAPool(hc.MLAConfig{Layers: mlaLayers, LatentDim: mlaLatent, DType: hc.BF16,
+			PageSize: c.PageSize, Tokens: tokens, Layout: hc.LayerFirst, Allocator: alloc})
+		opts.RankReplicated = true
+	} else {
+		pool, err = hc.NewMHAPool(hc.MHAConfig{Layers: mhaLayers, Heads: mhaHeads, HeadDim: mhaHeadDim, DType: hc.BF16,
+			PageSize: c.PageSize, Tokens: tokens, Layout: hc.PageFirst, Allocator: alloc})
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	for _, b := range pool.Buffers() {
+		for i := range b.Mem {
+			b.Mem[i] = 0x5a
+		}
+	}
+	be, err := hc.NewBackend(cr.st, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer be.Close()
+	if err := be.RegisterPool(pool); err != nil {
+		return nil, err
+	}
+	tok := func(first int) []int64 {
+		idx := make([]int64, 0, c.Batch*c.PageSize)
+		for p := first; p < first+c.Batch; p++ {
+			for t := 0; t < c.PageSize; t++ {
+				idx = append(idx, int64(p*c.PageSize+t))
+			}
+		}
+		return idx
+	}
+	setIdx, getIdx := tok(0), tok(c.Batch)
+	keysPerReq := c.KeysPerRequest()
+	pageBytes := int64(keysPerReq/c.Batch) * int64(c.ValueSize)
+	reqBytes := int64(c.Batch) * pageBytes
+	ok := make([]bool, 0, c.Batch)
+	pageKeys := make([]string, 0, c.Batch)
+
+	checkAll := func(ok []bool, err error) int {
+		if err != nil {
+			return c.Batch
+		}
+		f := 0
+		for _, v := range ok {
+			if !v {
+				f++
+			}
+		}
+		return f + c.Batch - len(ok)
+	}
+	// set stores pageKeys from the write half of the pool.
+	set := func(keys []string, rec *recorder) {
+		t0 := time.Now()
+		res, err := be.BatchSetV1(keys, setIdx, ok)
+		failed := checkAll(res, err)
+		rec.add(time.Since(t0), keysPerReq, int64(c.Batch-failed)*pageBytes)
+		rec.errors += failed
+	}
+	if c.Scenario == scHiSet {
+		rec, err := cr.drive(func(rec *recorder) error {
+			keys, err := cr.fresh(pageKeys, c.Batch, reqBytes, true)
+			if err != nil {
+				return err
+			}
+			set(keys, rec)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return []Result{rec.result(c)}, nil
+	}
+
+	// get, exists: a prepared dataset of Objects pages.
+	data := make([]string, c.Objects)
+	for i := range data {
+		data[i] = cr.pageKey('d', 0, i)
+	}
+	prep := newRecorder(16)
+	for lo := 0; lo < len(data); lo += c.Batch {
+		set(data[lo:lo+c.Batch], prep)
+	}
+	if prep.errors > 0 {
+		return nil, fmt.Errorf("preparing the dataset: %d pages failed", prep.errors)
+	}
+	cursor := 0
+	next := func() []string {
+		keys := data[cursor : cursor+c.Batch]
+		cursor = (cursor + c.Batch) % len(data)
+		return keys
+	}
+	var s step
+	if c.Scenario == scHiGet {
+		s = func(rec *recorder) error {
+			keys := next()
+			t0 := time.Now()
+			res, err := be.BatchGetV1(keys, getIdx, ok)
+			failed := checkAll(res, err)
+			rec.add(time.Since(t0), keysPerReq, int64(c.Batch-failed)*pageBytes)
+			rec.errors += failed
+			return nil
+		}
+	} else {
+		s = func(rec *recorder) error {
+			keys := next()
+			t0 := time.Now()
+			n, err := be.BatchExists(keys)
+			d := time.Since(t0)
+			rec.add(d, keysPerReq, 0)
+			if err != nil || n != c.Batch {
+				rec.errors += c.Batch
+			}
+			return nil
+		}
+	}
+	rec, err := cr.drive(s)
+	if err != nil {
+		return nil, err
+	}
+	return []Result{rec.result(c)}, nil
+}
+
+// multi runs multi_put / multi_get with prebuilt CSR lists (the binding's
+// own cost, no hostcache) and memcpy, the reference: the same bytes copied
+// buffer by buffer between the same two layer-first regions.
+func (cr *caseRun) multi() ([]Result, error) {
+	c := cr.c
+	span := c.Batch * c.Buffers * c.BufSize
+	mem, err := mooncake.AllocHostMemory(2*span, mooncake.HostMemoryOptions{Populate: cr.o.populate})
+	if err != nil {
+		return nil, err
+	}
+	defer mem.Free()
+	buf := mem.Bytes()
+	for i := range buf[:span] {
+		buf[i] = byte(i*7 + 1)
+	}
+	if c.Scenario != scMemcpy {
+		if err := cr.st.RegisterMemory(mem); err != nil {
+			return nil, err
+		}
+		defer cr.st.UnregisterBuffer(mem.Addr())
+	}
+	// Layer-first: buffer l of key k at (l*keys + k) * size.
+	var src, dst []uintptr
+	var sizes []uint64
+	offs := []uint64{0}
+	var spans [][2]int
+	for k := 0; k < c.Batch; k++ {
+		for l := 0; l < c.Buffers; l++ {
+			off := (l*c.Batch + k) * c.BufSize
+			src = append(src, mem.Addr()+uintptr(off))
+			dst = append(dst, mem.Addr()+uintptr(span+off))
+			sizes = append(sizes, uint64(c.BufSize))
+			spans = append(spans, [2]int{off, off + c.BufSize})
+		}
+		offs = append(offs, uint64(len(src)))
+	}
+	res := make([]int64, c.Batch)
+	keys := make([]string, 0, c.Batch)
+	reqBytes := int64(span)
+	var s step
+	switch c.Scenario {
+	case scMemcpy:
+		s = func(rec *recorder) error {
+			t0 := time.Now()
+			for _, sp := range spans {
+				copy(buf[span+sp[0]:span+sp[1]], buf[sp[0]:sp[1]])
+			}
+			rec.add(time.Since(t0), c.Batch, reqBytes)
+			return nil
+		}
+	case scMultiPut:
+		s = func(rec *recorder) error {
+			k, err := cr.fresh(keys, c.Batch, reqBytes, false)
+			if err != nil {
+				return err
+			}
+			t0 := time.Now()
+			r, err := cr.st.BatchPutFromMultiBuffers(k, src, sizes, offs, res)
+			failed := countFailed(r, err, c.Batch, 0)
+			rec.add(time.Since(t0), c.Batch, int64(c.Batch-failed)*int64(c.ValueSize))
+			rec.errors += failed
+			return nil
+		}
+	default:
+		data := make([]string, c.Objects)
+		for i := range data {
+			data[i] = cr.key('d', 0, i)
+		}
+		for lo := 0; lo < len(data); lo += c.Batch {
+			r, err := cr.st.BatchPutFromMultiBuffers(data[lo:lo+c.Batch], src, sizes, offs, res)
+			if f := countFailed(r, err, c.Batch, 0); f > 0 {
+				return nil, fmt.Errorf("preparing the dataset: %d puts failed (%v)", f, err)
+			}
+		}
+		cursor := 0
+		s = func(rec *recorder) error {
+			k := data[cursor : cursor+c.Batch]
+			cursor = (cursor + c.Batch) % len(data)
+			t0 := time.Now()
+			r, err := cr.st.BatchGetIntoMultiBuffers(k, dst, sizes, offs, res)
+			failed := countFailed(r, err, c.Batch, int64(c.ValueSize))
+			rec.add(time.Since(t0), c.Batch, int64(c.Batch-failed)*int64(c.ValueSize))
+			rec.errors += failed
+			return nil
+		}
+	}
+	rec, err := cr.drive(s)
+	if err != nil {
+		return nil, err
+	}
+	return []Result{rec.result(c)}, nil
+}

@@ -1,0 +1,401 @@
+// Command mcbench benchmarks the mooncake-go binding with the workloads of
+// upstream's Python store benchmark (store_kv_bench: verify_write, fill,
+// write_perf, read_perf, mixed_rw; copying and zero-copy APIs, single and
+// batch) and the HiCache workloads this project exists for (128-page
+// batches of a layer-first DeepSeek-V3 MLA pool and a page-first
+// Llama-3-8B MHA pool through hostcache, and the multi-buffer calls), plus
+// a plain memcpy of the same bytes as the bandwidth reference.
+//
+// scripts/bench_python.py runs the same plan through upstream's Python
+// client with the same flags and writes the same JSON; `make bench-compare`
+// runs both in turn against one local cluster and `mcbench compare` puts
+// them side by side (docs/benchmarks.md).
+//
+// Usage:
+//
+//	mcbench [flags]                  run the plan (embedded engine unless -master is given)
+//	mcbench -quick                   a tiny plan, a few seconds
+//	mcbench -list                    print the plan and exit
+//	mcbench compare [flags]          medians over rounds, Go/Python table, chart (see mcbench compare -h)
+//
+// Against a live cluster (native build, make native):
+//
+//	mcbench -master 127.0.0.1:50051 -metadata http://127.0.0.1:8080/metadata -json go.json
+//
+// Every request is timed around the client call and its result checks;
+// ops/s counts keys (objects) per second of that time, GB/s is 1e9 bytes
+// per second; latencies are per request (one call, or one batch).
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/mooncake-go/mooncake-go/mooncake"
+)
+
+func main() {
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "compare" {
+		err = runCompare(os.Args[2:], os.Stdout)
+	} else {
+		err = run(os.Args[1:], os.Stdout, os.Stderr)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcbench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	cfg       mooncake.Config
+	source    string
+	params    Params
+	duration  time.Duration
+	warmup    time.Duration
+	genBytes  int64
+	rwmixread int
+	seed      uint64
+	only      *regexp.Regexp
+	jsonPath  string
+	cpuprof   string
+	progress  bool
+	list      bool
+	populate  bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("mcbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: mcbench [flags]   |   mcbench compare [flags]\n\n"+
+			"Benchmarks the Go binding with upstream store_kv_bench's scenarios and the HiCache workloads.\n"+
+			"Runs on the embedded engine unless -master is given (native build).\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	d := defaultParams()
+	master := fs.String("master", "", "master RPC address of a live cluster (default: $MOONCAKE_MASTER, else the embedded engine)")
+	meta := fs.String("metadata", "", "metadata server of the live cluster, e.g. http://127.0.0.1:8080/metadata")
+	host := fs.String("hostname", "127.0.0.1", "this client's local_hostname")
+	proto := fs.String("protocol", "tcp", "transport: tcp or rdma")
+	device := fs.String("device", "", "RDMA device list")
+	segment := fs.String("segment", "2gb", "global segment size this client mounts")
+	localBuf := fs.String("local-buffer", "256mb", "local buffer size (staging for the copying put/get)")
+	quick := fs.Bool("quick", false, "tiny plan and short phases (tests, smoke runs); other plan flags still apply")
+	scen := fs.String("scenarios", strings.Join(d.Scenarios, ","), "scenarios to run, comma-separated")
+	apis := fs.String("apis", "plain,zcopy", "store_kv_bench APIs: plain (copying) and/or zcopy (zero-copy)")
+	sizes := fs.String("sizes", "4KiB,64KiB,1MiB", "object sizes of the store_kv_bench scenarios")
+	batches := fs.String("batches", "1,32,1024", "keys per request (1 = single-object calls)")
+	maxBatch := fs.String("max-batch-bytes", "128MiB", "skip size x batch pairs above this; HiCache batches are halved to fit")
+	dataset := fs.String("dataset-bytes", "256MiB", "bytes written by count-based cases and prepared for read cases")
+	maxObj := fs.Int("max-objects", d.MaxObjects, "at most this many objects per count-based case or dataset")
+	mlaP := fs.String("mla-page-sizes", "1,64", "page sizes (tokens) of the MLA layer_first pool; one page = 61 buffers of P*1152 B")
+	mhaP := fs.String("mha-page-sizes", "1,64", "page sizes (tokens) of the MHA page_first pool; one page = K and V objects of P*64 KiB")
+	hiPages := fs.Int("hicache-pages", d.HiCachePages, "pages per HiCache request (SGLang's STORAGE_BATCH_SIZE)")
+	shapes := fs.String("multi-shapes", "128x61x1152,16x61x73728", "KEYSxBUFFERSxSIZE shapes of multi_put, multi_get and memcpy")
+	dur := fs.Duration("duration", time.Second, "measured time of each time-based case")
+	warm := fs.Duration("warmup", 200*time.Millisecond, "unmeasured warm-up of each time-based case")
+	gen := fs.String("gen-bytes", "", "written bytes after which a case's fresh keys are removed (outside the clock; default segment/4)")
+	mix := fs.Int("rwmixread", 70, "mixed_rw: percent of requests that read")
+	seed := fs.Uint64("seed", 1, "mixed_rw random seed")
+	only := fs.String("only", "", "run only cases whose name matches this regular expression")
+	o := &options{}
+	fs.StringVar(&o.jsonPath, "json", "", "write results as JSON to this file (- for stdout, then no table)")
+	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the measured cases to this file")
+	fs.BoolVar(&o.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
+	fs.BoolVar(&o.list, "list", false, "print the plan (one JSON case per line) and exit")
+	fs.BoolVar(&o.populate, "populate", true, "pre-fault registered memory (MAP_POPULATE)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	p := d
+	if *quick {
+		p = quickParams()
+		if !set["duration"] {
+			*dur = 100 * time.Millisecond
+		}
+		if !set["warmup"] {
+			*warm = 20 * time.Millisecond
+		}
+		if !set["segment"] {
+			*segment = "256mb"
+		}
+		if !set["local-buffer"] {
+			*localBuf = "32mb"
+		}
+	}
+	var err error
+	if set["scenarios"] || !*quick {
+		if p.Scenarios, err = parseList(*scen, parseString); err != nil {
+			return nil, err
+		}
+	}
+	if set["apis"] || !*quick {
+		if p.APIs, err = parseList(*apis, parseString); err != nil {
+			return nil, err
+		}
+	}
+	if set["sizes"] || !*quick {
+		if p.Sizes, err = parseList(*sizes, parseSize); err != nil {
+			return nil, fmt.Errorf("-sizes: %w", err)
+		}
+	}
+	if set["batches"] || !*quick {
+		if p.Batches, err = parseList(*batches, parseInt); err != nil {
+			return nil, fmt.Errorf("-batches: %w", err)
+		}
+	}
+	if set["max-batch-bytes"] || !*quick {
+		if p.MaxBatchBytes, err = parseSize(*maxBatch); err != nil {
+			return nil, fmt.Errorf("-max-batch-bytes: %w", err)
+		}
+	}
+	if set["dataset-bytes"] || !*quick {
+		if p.DatasetBytes, err = parseSize(*dataset); err != nil {
+			return nil, fmt.Errorf("-dataset-bytes: %w", err)
+		}
+	}
+	if set["max-objects"] || !*quick {
+		p.MaxObjects = *maxObj
+	}
+	if set["mla-page-sizes"] || !*quick {
+		if p.MLAPageSizes, err = parseList(*mlaP, parseInt); err != nil {
+			return nil, fmt.Errorf("-mla-page-sizes: %w", err)
+		}
+	}
+	if set["mha-page-sizes"] || !*quick {
+		if p.MHAPageSizes, err = parseList(*mhaP, parseInt); err != nil {
+			return nil, fmt.Errorf("-mha-page-sizes: %w", err)
+		}
+	}
+	if set["hicache-pages"] || !*quick {
+		p.HiCachePages = *hiPages
+	}
+	if set["multi-shapes"] || !*quick {
+		if p.MultiShapes, err = parseList(*shapes, parseShape); err != nil {
+			return nil, fmt.Errorf("-multi-shapes: %w", err)
+		}
+	}
+	o.params = p
+	o.duration, o.warmup, o.rwmixread, o.seed = *dur, *warm, *mix, *seed
+	if o.duration <= 0 || o.warmup < 0 {
+		return nil, errors.New("-duration must be positive and -warmup not negative")
+	}
+	if o.rwmixread < 0 || o.rwmixread > 100 {
+		return nil, errors.New("-rwmixread must be within [0, 100]")
+	}
+	if *only != "" {
+		if o.only, err = regexp.Compile(*only); err != nil {
+			return nil, fmt.Errorf("-only: %w", err)
+		}
+	}
+
+	seg, err := mooncake.ParseSize(*segment)
+	if err != nil {
+		return nil, fmt.Errorf("-segment: %w", err)
+	}
+	lb, err := mooncake.ParseSize(*localBuf)
+	if err != nil {
+		return nil, fmt.Errorf("-local-buffer: %w", err)
+	}
+	o.genBytes = int64(seg) / 4
+	if *gen != "" {
+		g, err := parseSize(*gen)
+		if err != nil || g <= 0 {
+			return nil, fmt.Errorf("-gen-bytes: bad size %q", *gen)
+		}
+		o.genBytes = int64(g)
+	}
+	switch {
+	case *master != "":
+		if *meta == "" {
+			return nil, errors.New("-master needs -metadata")
+		}
+		o.cfg = mooncake.Config{LocalHostname: *host, MetadataServer: *meta, GlobalSegmentSize: seg,
+			LocalBufferSize: lb, Protocol: *proto, DeviceName: *device, MasterServerAddress: *master}
+		o.source = "flags"
+	case os.Getenv(mooncake.EnvMaster) != "" || os.Getenv(mooncake.EnvConfigPath) != "":
+		if o.cfg, err = mooncake.ConfigFromEnv(); err != nil {
+			return nil, err
+		}
+		o.source = "environment"
+	default:
+		o.cfg = mooncake.Config{LocalHostname: *host, MetadataServer: "P2PHANDSHAKE", GlobalSegmentSize: seg,
+			LocalBufferSize: lb, Protocol: *proto, MasterServerAddress: "embedded-mcbench"}
+		o.source = "embedded default"
+	}
+	return o, nil
+}
+
+// Run is one run's JSON document (shared with scripts/bench_python.py).
+type Run struct {
+	Schema   string         `json:"schema"`
+	Client   string         `json:"client"` // "go" or "python"
+	Engine   string         `json:"engine"`
+	Version  string         `json:"version"`
+	Host     map[string]any `json:"host"`
+	Started  string         `json:"started"`
+	Params   map[string]any `json:"params"`
+	Results  []Result       `json:"results"`
+	Failures []string       `json:"failures,omitempty"`
+}
+
+const schema = "mcbench/1"
+
+func run(args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	plan, err := o.params.Plan()
+	if err != nil {
+		return err
+	}
+	if o.only != nil {
+		var keep []Case
+		for _, c := range plan {
+			if o.only.MatchString(c.Name) {
+				keep = append(keep, c)
+			}
+		}
+		plan = keep
+	}
+	if o.list {
+		enc := json.NewEncoder(stdout)
+		for _, c := range plan {
+			if err := enc.Encode(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(plan) == 0 {
+		return errors.New("the plan is empty (check -scenarios, -only and the sizes)")
+	}
+	if mooncake.Engine() == "embedded" && o.source != "embedded default" {
+		fmt.Fprintf(stderr, "mcbench: note: this build has the embedded engine; %q names an in-process cluster (build with -tags mooncake_native for a live one)\n",
+			o.cfg.MasterServerAddress)
+	}
+	st, err := mooncake.Open(o.cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	var rb [4]byte
+	_, _ = rand.Read(rb[:])
+	b := &bench{st: st, o: o, run: hex.EncodeToString(rb[:])}
+	b.prog = newProgress(stderr, o.progress || isTerminal(stderr), len(plan))
+	defer b.prog.stop()
+
+	if o.cpuprof != "" {
+		f, err := os.Create(o.cpuprof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	doc := Run{Schema: schema, Client: "go", Engine: mooncake.Engine(), Version: runtime.Version(),
+		Host: hostInfo(), Started: time.Now().UTC().Format(time.RFC3339), Params: o.paramsJSON()}
+	for i, c := range plan {
+		b.prog.begin(i, c.Name)
+		res, err := b.runCase(i, c)
+		if err != nil {
+			b.prog.stop()
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
+		for _, r := range res {
+			if r.Errors > 0 {
+				doc.Failures = append(doc.Failures, fmt.Sprintf("%s: %d failed keys", r.Name, r.Errors))
+			}
+		}
+		doc.Results = append(doc.Results, res...)
+	}
+	b.prog.stop()
+
+	if o.jsonPath != "" {
+		data, err := json.MarshalIndent(doc, "", " ")
+		if err != nil {
+			return err
+		}
+		data = append(data, '\n')
+		if o.jsonPath == "-" {
+			if _, err := stdout.Write(data); err != nil {
+				return err
+			}
+		} else if err := os.WriteFile(o.jsonPath, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if o.jsonPath != "-" {
+		fmt.Fprintf(stdout, "mcbench: client go (%s), engine %s, master %q (%s)\n", runtime.Version(), doc.Engine,
+			o.cfg.MasterServerAddress, o.source)
+		writeTable(stdout, doc.Results)
+	}
+	if len(doc.Failures) > 0 {
+		return fmt.Errorf("%d cases had failed keys: %s", len(doc.Failures), strings.Join(doc.Failures, "; "))
+	}
+	return nil
+}
+
+func (o *options) paramsJSON() map[string]any {
+	p := o.params
+	return map[string]any{
+		"scenarios": p.Scenarios, "apis": p.APIs, "sizes": p.Sizes, "batches": p.Batches,
+		"max_batch_bytes": p.MaxBatchBytes, "dataset_bytes": p.DatasetBytes, "max_objects": p.MaxObjects,
+		"mla_page_sizes": p.MLAPageSizes, "mha_page_sizes": p.MHAPageSizes, "hicache_pages": p.HiCachePages,
+		"multi_shapes": p.MultiShapes, "duration_s": o.duration.Seconds(), "warmup_s": o.warmup.Seconds(),
+		"gen_bytes": o.genBytes, "rwmixread": o.rwmixread, "seed": o.seed,
+		"segment": uint64(o.cfg.GlobalSegmentSize), "local_buffer": uint64(o.cfg.LocalBufferSize),
+		"protocol": o.cfg.Protocol, "master": o.cfg.MasterServerAddress,
+	}
+}
+
+func hostInfo() map[string]any {
+	h := map[string]any{"os": runtime.GOOS, "arch": runtime.GOARCH, "cpus": runtime.NumCPU()}
+	if name, err := os.Hostname(); err == nil {
+		h["hostname"] = name
+	}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				if i := strings.IndexByte(line, ':'); i >= 0 {
+					h["cpu"] = strings.TrimSpace(line[i+1:])
+				}
+				break
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		if _, err := fmt.Sscanf(string(data), "MemTotal: %d kB", &kb); err == nil {
+			h["mem_bytes"] = kb << 10
+		}
+	}
+	return h
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// recorder collects one measured phase: every request's latency (the time
+// spent in the client call, plus result checks), keys and bytes. The
+// throughput is computed over the time inside requests ("busy" time), so
+// key generation and dataset cleanup, which both clients do outside the
+// clock in the same way, do not count.
+type recorder struct {
+	lat      []int64 // ns per request
+	busy     int64   // ns
+	requests int
+	keys     int
+	bytes    int64
+	errors   int
+	start    time.Time
+}
+
+func newRecorder(hint int) *recorder {
+	if hint > 1<<22 {
+		hint = 1 << 22
+	}
+	return &recorder{lat: make([]int64, 0, hint), start: time.Now()}
+}
+
+func (r *recorder) add(d time.Duration, keys int, bytes int64) {
+	r.lat = append(r.lat, int64(d))
+	r.busy += int64(d)
+	r.requests++
+	r.keys += keys
+	r.bytes += bytes
+}
+
+// Result is one row of a run's output. The JSON shape is shared with
+// scripts/bench_python.py.
+type Result struct {
+	Case
+	Requests  int     `json:"requests"`
+	Keys      int     `json:"keys"`
+	Bytes     int64   `json:"bytes"`
+	BusySec   float64 `json:"busy_s"`
+	WallSec   float64 `json:"wall_s"`
+	OpsPerSec float64 `json:"ops_per_s"` // keys (objects) per second of busy time
+	ReqPerSec float64 `json:"req_per_s"`
+	GBps      float64 `json:"gbps"` // 1e9 bytes per second of busy time
+	MeanUs    float64 `json:"mean_us"`
+	P50Us     float64 `json:"p50_us"`
+	P99Us     float64 `json:"p99_us"`
+	P999Us    float64 `json:"p999_us"`
+	Errors    int     `json:"errors"`
+}
+
+func (r *recorder) result(c Case) Result {
+	res := Result{Case: c, Requests: r.requests, Keys: r.keys, Bytes: r.bytes, Errors: r.errors,
+		WallSec: time.Since(r.start).Seconds(), BusySec: float64(r.busy) / 1e9}
+	if r.busy > 0 {
+		res.OpsPerSec = float64(r.keys) / res.BusySec
+		res.ReqPerSec = float64(r.requests) / res.BusySec
+		res.GBps = float64(r.bytes) / res.BusySec / 1e9
+	}
+	if n := len(r.lat); n > 0 {
+		slices.Sort(r.lat)
+		res.MeanUs = float64(r.busy) / float64(n) / 1e3
+		res.P50Us = percentile(r.lat, 0.50) / 1e3
+		res.P99Us = percentile(r.lat, 0.99) / 1e3
+		res.P999Us = percentile(r.lat, 0.999) / 1e3
+	}
+	return res
+}
+
+// percentile interpolates linearly between the closest ranks of sorted
+// (the definition scripts/bench_python.py uses too).
+func percentile(sorted []int64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	rank := float64(n-1) * p
+	lo, hi := int(math.Floor(rank)), int(math.Ceil(rank))
+	return float64(sorted[lo]) + (float64(sorted[hi])-float64(sorted[lo]))*(rank-float64(lo))
+}

@@ -1,0 +1,973 @@
+#!/usr/bin/env python3
+"""The mcbench plan driven through upstream Mooncake's Python client.
+
+Same parameters, same cases, same JSON as the Go command (cmd/mcbench), so
+`mcbench compare` can put the two side by side: upstream store_kv_bench's
+scenarios (verify_write, fill, write_perf, read_perf, mixed_rw; the copying
+put/get/put_batch/get_batch and the zero-copy put_from/get_into/
+batch_put_from/batch_get_into calls) and the HiCache workloads (a layer-first
+DeepSeek-V3 MLA pool and a page-first Llama-3-8B MHA pool stored and loaded
+the way SGLang's Mooncake backend does it in Python: page buffer meta, keys,
+packing, batch_is_exist, then batch_put_from(_multi_buffers) /
+batch_get_into(_multi_buffers)), the multi-buffer calls with prebuilt lists,
+and a memmove of the same bytes.
+
+Standard library plus the `mooncake.store` module only. Written for this
+project from upstream's documented Python API; no upstream code is copied.
+
+    MC_TCP_BIND_ADDRESS=127.0.0.1 python3 scripts/bench_python.py \\
+        --master 127.0.0.1:50051 --metadata http://127.0.0.1:8080/metadata --json py.json
+
+    python3 scripts/bench_python.py --list        # the plan, one JSON case per line
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import mmap
+import os
+import platform
+import random
+import re
+import socket
+import sys
+import time
+
+SCHEMA = "mcbench/1"
+
+SC_VERIFY, SC_FILL, SC_WRITE, SC_READ, SC_MIXED = "verify_write", "fill", "write_perf", "read_perf", "mixed_rw"
+SC_HISET, SC_HIGET, SC_HIEXISTS = "hicache_set", "hicache_get", "hicache_exists"
+SC_MPUT, SC_MGET, SC_MEMCPY = "multi_put", "multi_get", "memcpy"
+KV_SCENARIOS = [SC_VERIFY, SC_FILL, SC_WRITE, SC_READ, SC_MIXED]
+HI_SCENARIOS = [SC_HISET, SC_HIGET, SC_HIEXISTS]
+ALL_SCENARIOS = KV_SCENARIOS + HI_SCENARIOS + [SC_MPUT, SC_MGET, SC_MEMCPY]
+POOL_MLA, POOL_MHA = "mla_layer_first", "mha_page_first"
+MLA_LAYERS, MLA_LATENT, BF16 = 61, 576, 2
+MHA_LAYERS, MHA_HEADS, MHA_HEAD_DIM = 32, 8, 128
+PATTERN_BYTES = (0x5A, 0xA5, 0x3C, 0xC3)
+
+
+# ---------------------------------------------------------------- the plan
+
+
+def size_name(n: int) -> str:
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return f"{n}B"
+
+
+_UNITS = [("kib", 1 << 10), ("mib", 1 << 20), ("gib", 1 << 30), ("kb", 1 << 10), ("mb", 1 << 20),
+          ("gb", 1 << 30), ("k", 1 << 10), ("m", 1 << 20), ("g", 1 << 30), ("b", 1)]
+
+
+def parse_size(s: str) -> int:
+    t, mult = s.strip().lower(), 1
+    for suf, m in _UNITS:
+        if t.endswith(suf):
+            t, mult = t[: -len(suf)].strip(), m
+            break
+    if not t.isdigit():
+        raise ValueError(f"bad size {s!r}")
+    return int(t) * mult
+
+
+def parse_count(s: str) -> int:
+    if not s.strip().isdigit() or int(s) <= 0:
+        raise ValueError(f"bad count {s!r}")
+    return int(s)
+
+
+def parse_duration(s: str) -> float:
+    """Go duration syntax subset: 1s, 250ms, 1.5s, 2m."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s|m|h)\s*", s)
+    if not m:
+        raise ValueError(f"bad duration {s!r}")
+    scale = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}[m.group(2)]
+    return float(m.group(1)) * scale
+
+
+def parse_shape(s: str):
+    f = s.lower().split("x")
+    if len(f) != 3:
+        raise ValueError(f"bad shape {s!r} (want KEYSxBUFFERSxSIZE)")
+    return (parse_count(f[0]), parse_count(f[1]), parse_size(f[2]))
+
+
+def parse_list(s: str, parse):
+    return [parse(f.strip()) for f in s.split(",") if f.strip()]
+
+
+def default_params():
+    return dict(scenarios=list(ALL_SCENARIOS), apis=["plain", "zcopy"], sizes=[4 << 10, 64 << 10, 1 << 20],
+                batches=[1, 32, 1024], max_batch_bytes=128 << 20, dataset_bytes=256 << 20, max_objects=16384,
+                mla_page_sizes=[1, 64], mha_page_sizes=[1, 64], hicache_pages=128,
+                multi_shapes=[(128, 61, 1152), (16, 61, 73728)])
+
+
+def quick_params():
+    return dict(scenarios=list(ALL_SCENARIOS), apis=["plain", "zcopy"], sizes=[4 << 10], batches=[1, 8],
+                max_batch_bytes=4 << 20, dataset_bytes=1 << 20, max_objects=256, mla_page_sizes=[1],
+                mha_page_sizes=[1], hicache_pages=8, multi_shapes=[(8, 61, 1152)])
+
+
+def count_objects(p, size, batch):
+    n = min(p["dataset_bytes"] // size, p["max_objects"])
+    n = max(n, 2 * batch)
+    return (n + batch - 1) // batch * batch
+
+
+def hi_pages(p, page_bytes):
+    n = p["hicache_pages"]
+    while n > 1 and n * page_bytes > p["max_batch_bytes"]:
+        n //= 2
+    return n
+
+
+def case(**kw):
+    c = dict(name="", scenario="", api="", value_size=0, batch=0, buffers=0, buffer_size=0, objects=0, timed=False)
+    c.update(kw)
+    return c
+
+
+def make_plan(p):
+    for s in p["scenarios"]:
+        if s not in ALL_SCENARIOS:
+            raise ValueError(f"unknown scenario {s!r} (known: {','.join(ALL_SCENARIOS)})")
+    for a in p["apis"]:
+        if a not in ("plain", "zcopy"):
+            raise ValueError(f"unknown api {a!r} (plain, zcopy)")
+    out = []
+    for sc in KV_SCENARIOS:
+        if sc not in p["scenarios"]:
+            continue
+        for api in p["apis"]:
+            for size in p["sizes"]:
+                for b in p["batches"]:
+                    if size * b > p["max_batch_bytes"]:
+                        continue
+                    base = dict(scenario=sc, api=api, value_size=size, batch=b, buffers=1, buffer_size=size,
+                                objects=count_objects(p, size, b), timed=sc in (SC_WRITE, SC_READ, SC_MIXED))
+                    if sc == SC_VERIFY:
+                        for ph in ("write", "read"):
+                            out.append(case(name=f"{sc}.{ph}/{api}/{size_name(size)}/x{b}", phase=ph, **base))
+                        continue
+                    out.append(case(name=f"{sc}/{api}/{size_name(size)}/x{b}", **base))
+    for sc in HI_SCENARIOS:
+        if sc not in p["scenarios"]:
+            continue
+        for pool, pages in ((POOL_MLA, p["mla_page_sizes"]), (POOL_MHA, p["mha_page_sizes"])):
+            for P in pages:
+                if pool == POOL_MLA:
+                    buffers, bufsize = MLA_LAYERS, P * MLA_LATENT * BF16
+                    value = buffers * bufsize
+                    page_bytes = value
+                else:
+                    buffers, bufsize = 1, MHA_LAYERS * P * MHA_HEADS * MHA_HEAD_DIM * BF16
+                    value = bufsize
+                    page_bytes = 2 * value
+                batch = hi_pages(p, page_bytes)
+                out.append(case(name=f"{sc}/{pool}_p{P}/{batch}pages", scenario=sc, api="hicache", pool=pool,
+                                value_size=value, batch=batch, buffers=buffers, buffer_size=bufsize, page_size=P,
+                                objects=count_objects(p, page_bytes, batch), timed=True))
+    for sc in (SC_MPUT, SC_MGET, SC_MEMCPY):
+        if sc not in p["scenarios"]:
+            continue
+        for keys, nbuf, size in p["multi_shapes"]:
+            out.append(case(name=f"{sc}/{keys}x{nbuf}x{size_name(size)}", scenario=sc,
+                            api="memcpy" if sc == SC_MEMCPY else "multi", value_size=nbuf * size, batch=keys,
+                            buffers=nbuf, buffer_size=size, objects=count_objects(p, nbuf * size, keys), timed=True))
+    return out
+
+
+def keys_per_request(c):
+    return 2 * c["batch"] if c.get("pool") == POOL_MHA else c["batch"]
+
+
+# ---------------------------------------------------------------- measuring
+
+
+def percentile(sorted_vals, p):
+    n = len(sorted_vals)
+    if n == 0:
+        return 0.0
+    rank = (n - 1) * p
+    lo, hi = int(rank), min(int(rank) + (rank > int(rank)), n - 1)
+    return sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * (rank - lo)
+
+
+class Recorder:
+    __slots__ = ("lat", "busy", "requests", "keys", "bytes", "errors", "start")
+
+    def __init__(self):
+        self.lat, self.busy, self.requests, self.keys, self.bytes, self.errors = [], 0, 0, 0, 0, 0
+        self.start = time.perf_counter()
+
+    def add(self, ns, keys, nbytes):
+        self.lat.append(ns)
+        self.busy += ns
+        self.requests += 1
+        self.keys += keys
+        self.bytes += nbytes
+
+    def result(self, c):
+        r = dict(c)
+        busy = self.busy / 1e9
+        r.update(requests=self.requests, keys=self.keys, bytes=self.bytes, busy_s=busy,
+                 wall_s=time.perf_counter() - self.start, errors=self.errors,
+                 ops_per_s=self.keys / busy if busy else 0.0, req_per_s=self.requests / busy if busy else 0.0,
+                 gbps=self.bytes / busy / 1e9 if busy else 0.0)
+        lat = sorted(self.lat)
+        if lat:
+            r.update(mean_us=self.busy / len(lat) / 1e3, p50_us=percentile(lat, 0.5) / 1e3,
+                     p99_us=percentile(lat, 0.99) / 1e3, p999_us=percentile(lat, 0.999) / 1e3)
+        else:
+            r.update(mean_us=0.0, p50_us=0.0, p99_us=0.0, p999_us=0.0)
+        return r
+
+
+class Progress:
+    def __init__(self, on, total):
+        self.on, self.total, self.idx, self.name, self.last, self.drawn = on, total, 0, "", 0.0, False
+        self.started = time.perf_counter()
+
+    def begin(self, idx, name):
+        if self.on:
+            self.idx, self.name = idx, name
+            self.draw(0.0, True)
+
+    def fraction(self, f):
+        if self.on:
+            self.draw(f, False)
+
+    def draw(self, f, force):
+        now = time.perf_counter()
+        if not force and now - self.last < 0.1:
+            return
+        self.last = now
+        n = int(min(max(f, 0.0), 1.0) * 24)
+        w = len(str(self.total))
+        sys.stderr.write(f"\r\033[K[{self.idx + 1:{w}d}/{self.total}] {self.name[:44]:<44} "
+                         f"{'#' * n}{'.' * (24 - n)} {now - self.started:5.0f}s")
+        sys.stderr.flush()
+        self.drawn = True
+
+    def stop(self):
+        if self.on and self.drawn:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            self.drawn = False
+
+
+class HostMemory:
+    """Page-aligned anonymous mmap (pre-faulted like the Go side's AllocHostMemory)."""
+
+    def __init__(self, size, populate=True):
+        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+        if populate and hasattr(mmap, "MAP_POPULATE"):
+            flags |= mmap.MAP_POPULATE
+        self.size = size
+        self.mm = mmap.mmap(-1, size, flags=flags)
+        self._anchor = ctypes.c_char.from_buffer(self.mm)
+        self.addr = ctypes.addressof(self._anchor)
+
+    def fill(self, byte, size=None):
+        ctypes.memset(self.addr, byte, self.size if size is None else size)
+
+    def close(self):
+        del self._anchor
+        self.mm.close()
+
+
+_libc = ctypes.CDLL(None)
+_memcmp = _libc.memcmp
+_memcmp.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
+_memcmp.restype = ctypes.c_int
+
+
+class CaseRun:
+    def __init__(self, bench, idx, c):
+        self.b, self.st, self.o, self.idx, self.c = bench, bench.store, bench.opts, idx, c
+        self.gen, self.gen_bytes, self.next_id = 0, 0, 0
+        self.prefix = f"{bench.run}-{idx:03d}-"
+
+    def key(self, ns, gen, i):
+        return f"{self.prefix}{ns}{gen:04d}-{i:012d}"
+
+    def page_key(self, ns, gen, i):
+        return f"{self.prefix}{ns}{gen:04d}-{i:045d}"
+
+    def fresh(self, n, req_bytes, page=False):
+        if self.gen_bytes > 0 and self.gen_bytes + req_bytes > self.o.gen_bytes:
+            rc = self.st.remove_by_regex(f"^{self.prefix}w{self.gen:04d}-", True)
+            if rc < 0:
+                raise RuntimeError(f"remove_by_regex: {rc}")
+            self.gen += 1
+            self.gen_bytes, self.next_id = 0, 0
+        self.gen_bytes += req_bytes
+        mk = self.page_key if page else self.key
+        start = self.next_id
+        self.next_id += n
+        return [mk("w", self.gen, i) for i in range(start, start + n)]
+
+    def drive(self, step):
+        if self.o.warmup > 0:
+            w = Recorder()
+            t0 = time.perf_counter()
+            while time.perf_counter() - t0 < self.o.warmup:
+                step(w)
+        rec = Recorder()
+        limit = int(self.o.duration * 1e9)
+        wall_limit = 4 * self.o.duration + 1.0
+        prog = self.b.progress
+        while rec.requests == 0 or (rec.busy < limit and time.perf_counter() - rec.start < wall_limit):
+            step(rec)
+            prog.fraction(rec.busy / limit)
+        return rec
+
+    def count(self, n, warm, step):
+        if warm is not None:
+            w = Recorder()
+            for _ in range(2):
+                warm(w)
+        rec = Recorder()
+        prog = self.b.progress
+        for i in range(n):
+            step(rec)
+            prog.fraction((i + 1) / n)
+        return rec
+
+
+# ------------------------------------------------------- store_kv_bench cases
+
+
+class KVRig:
+    def __init__(self, cr):
+        c = cr.c
+        self.size, self.batch = c["value_size"], c["batch"]
+        span = self.batch * self.size
+        self.mem = HostMemory(2 * span, cr.o.populate)
+        rc = cr.st.register_buffer(self.mem.addr, self.mem.size)
+        if rc != 0:
+            self.mem.close()
+            raise RuntimeError(f"register_buffer: {rc}")
+        self.mem.fill(PATTERN_BYTES[0], span)
+        self.w_addr = [self.mem.addr + i * self.size for i in range(self.batch)]
+        self.r_addr = [self.mem.addr + span + i * self.size for i in range(self.batch)]
+        self.sizes = [self.size] * self.batch
+        self.payload = bytes([PATTERN_BYTES[0]]) * self.size
+        self.patterns = [bytes([p]) * self.size for p in PATTERN_BYTES]
+        self.pattern_bufs = [ctypes.create_string_buffer(p, self.size) for p in self.patterns]
+        self.pattern_addrs = [ctypes.addressof(b) for b in self.pattern_bufs]
+
+    def close(self, st):
+        st.unregister_buffer(self.mem.addr)
+        self.mem.close()
+
+
+def kv_put(cr, r, keys, vals, rec):
+    """Write keys with the case's API; vals (verify_write) gives each key's value."""
+    c, st, n, size = cr.c, cr.st, len(keys), r.size
+    failed = 0
+    if c["api"] == "plain":
+        if c["batch"] == 1:
+            v = r.payload if vals is None else vals[0]
+            t0 = time.perf_counter_ns()
+            if st.put(keys[0], v) != 0:
+                failed = 1
+            d = time.perf_counter_ns() - t0
+        else:
+            values = [r.payload] * n if vals is None else vals
+            t0 = time.perf_counter_ns()
+            if st.put_batch(keys, values) != 0:
+                failed = n
+            d = time.perf_counter_ns() - t0
+    else:
+        if vals is not None:  # verify_write: values are in registered memory before the clock starts
+            for i in range(n):
+                ctypes.memmove(r.w_addr[i], vals[i], size)
+        if c["batch"] == 1:
+            t0 = time.perf_counter_ns()
+            if st.put_from(keys[0], r.w_addr[0], size) != 0:
+                failed = 1
+            d = time.perf_counter_ns() - t0
+        else:
+            w_addr, sizes = (r.w_addr, r.sizes) if n == r.batch else (r.w_addr[:n], r.sizes[:n])
+            t0 = time.perf_counter_ns()
+            res = st.batch_put_from(keys, w_addr, sizes)
+            if len(res) != n or res.count(0) != n:
+                failed = n - res.count(0) if len(res) == n else n
+            d = time.perf_counter_ns() - t0
+    rec.add(d, n, (n - failed) * size)
+    rec.errors += failed
+
+
+def kv_get(cr, r, keys, want_ids, rec):
+    """Read keys with the case's API; with want_ids, compare each key's bytes inside the clock."""
+    c, st, n, size = cr.c, cr.st, len(keys), r.size
+    failed = 0
+    t0 = time.perf_counter_ns()
+    if c["api"] == "plain":
+        if c["batch"] == 1:
+            v = st.get(keys[0])
+            if len(v) != size or (want_ids is not None and v != r.patterns[want_ids[0] % 4]):
+                failed = 1
+        else:
+            vals = st.get_batch(keys)
+            if len(vals) != n:
+                failed = n
+            else:
+                for i, v in enumerate(vals):
+                    if len(v) != size or (want_ids is not None and v != r.patterns[want_ids[i] % 4]):
+                        failed += 1
+    else:
+        if c["batch"] == 1:
+            got = st.get_into(keys[0], r.r_addr[0], size)
+            if got != size or (want_ids is not None and
+                               _memcmp(r.r_addr[0], r.pattern_addrs[want_ids[0] % 4], size) != 0):
+                failed = 1
+        else:
+            r_addr, sizes = (r.r_addr, r.sizes) if n == r.batch else (r.r_addr[:n], r.sizes[:n])
+            res = st.batch_get_into(keys, r_addr, sizes)
+            if len(res) != n:
+                failed = n
+            elif res.count(size) != n:
+                failed = n - res.count(size)
+            if want_ids is not None and len(res) == n:
+                pa = r.pattern_addrs
+                for i in range(n):
+                    if _memcmp(r_addr[i], pa[want_ids[i] % 4], size) != 0:
+                        failed += 1
+    d = time.perf_counter_ns() - t0
+    failed = min(failed, n)
+    rec.add(d, n, (n - failed) * size)
+    rec.errors += failed
+
+
+def kv_prepare(cr, r, n):
+    keys = [cr.key("d", 0, i) for i in range(n)]
+    b = cr.c["batch"]
+    for lo in range(0, n, b):
+        hi = min(lo + b, n)
+        res = cr.st.batch_put_from(keys[lo:hi], r.w_addr[: hi - lo], r.sizes[: hi - lo])
+        if len(res) != hi - lo or res.count(0) != hi - lo:
+            raise RuntimeError(f"preparing the dataset: puts failed: {res[:8]}")
+    return keys
+
+
+def run_kv(cr):
+    c = cr.c
+    r = KVRig(cr)
+    try:
+        b, size = c["batch"], c["value_size"]
+        req_bytes = b * size
+
+        def write_fresh(rec):
+            kv_put(cr, r, cr.fresh(b, req_bytes), None, rec)
+
+        sc = c["scenario"]
+        if sc == SC_FILL:
+            def warm(rec):
+                keys = [cr.key("u", 0, cr.next_id + i) for i in range(b)]
+                cr.next_id += b
+                kv_put(cr, r, keys, None, rec)
+            return [cr.count(c["objects"] // b, warm, write_fresh).result(c)]
+        if sc == SC_WRITE:
+            return [cr.drive(write_fresh).result(c)]
+        if sc == SC_VERIFY:
+            return verify_write(cr, r)
+        data = kv_prepare(cr, r, c["objects"])
+        if sc == SC_READ:
+            state = {"cursor": 0}
+
+            def read_seq(rec):
+                cur = state["cursor"]
+                state["cursor"] = (cur + b) % len(data)
+                kv_get(cr, r, data[cur:cur + b], None, rec)
+            return [cr.drive(read_seq).result(c)]
+        rng = random.Random(cr.o.seed * 1000003 + cr.idx)
+        nd = len(data)
+
+        def mixed(rec):
+            if rng.randrange(100) < cr.o.rwmixread:
+                kv_get(cr, r, [data[rng.randrange(nd)] for _ in range(b)], None, rec)
+            else:
+                write_fresh(rec)
+        return [cr.drive(mixed).result(c)]
+    finally:
+        r.close(cr.st)
+
+
+def verify_write(cr, r):
+    c = cr.c
+    b, n = c["batch"], c["objects"]
+    keys = [cr.key("w", 0, i) for i in range(n)]
+    state = {"at": 0}
+
+    def write(rec):
+        at = state["at"]
+        kv_put(cr, r, keys[at:at + b], [r.patterns[(at + i) % 4] for i in range(b)], rec)
+        state["at"] = at + b
+    wrec = cr.count(n // b, None, write)
+    state["at"] = 0
+
+    def read(rec):
+        at = state["at"]
+        kv_get(cr, r, keys[at:at + b], range(at, at + b), rec)
+        state["at"] = at + b
+    rrec = cr.count(n // b, None, read)
+    rc = dict(c)
+    rc["phase"] = "read"
+    rc["name"] = "verify_write.read" + c["name"][len("verify_write.write"):]
+    return [wrec.result(c), rrec.result(rc)]
+
+
+# ------------------------------------------------------------ HiCache cases
+
+
+class PyHostPool:
+    """The address arithmetic of SGLang's host pools (hicache-spec §1.1, §1.4) over one mmap."""
+
+    def __init__(self, kind, page_size, tokens, populate):
+        self.kind, self.P = kind, page_size
+        page_num = tokens // page_size + 1
+        self.S = page_num * page_size
+        if kind == POOL_MLA:
+            self.L, self.tok = MLA_LAYERS, MLA_LATENT * BF16          # bytes per token per layer
+            size = self.L * self.S * self.tok                          # kv_buffer [L, S, 1, C]
+        else:
+            self.L, self.tok = MHA_LAYERS, MHA_HEADS * MHA_HEAD_DIM * BF16
+            self.v_off = self.L * self.S * self.tok                    # kv_buffer [2, S, L, H, D]
+            size = 2 * self.v_off
+        self.mem = HostMemory(size, populate)
+        self.mem.fill(0x5A)
+        self.base = self.mem.addr
+
+    def buffers(self):
+        """get_hybrid_pool_buffer(): MHA registers its K and V halves, MLA its kv_buffer."""
+        if self.kind == POOL_MLA:
+            return [(self.base, self.mem.size)]
+        return [(self.base, self.v_off), (self.base + self.v_off, self.v_off)]
+
+    def get_page_buffer_meta(self, indices):
+        ptrs, sizes = [], []
+        P, tok, L = self.P, self.tok, self.L
+        if self.kind == POOL_MLA:  # layer_first: one entry per layer
+            layer_stride, size = self.S * tok, P * tok
+            for i in range(0, len(indices), P):
+                first = self.base + indices[i] * tok
+                ptrs.extend([first + l * layer_stride for l in range(L)])
+            sizes = [size] * len(ptrs)
+        else:  # page_first: K then V
+            stride, size, v_off = L * tok, L * P * tok, self.v_off
+            for i in range(0, len(indices), P):
+                k = self.base + indices[i] * stride
+                ptrs.append(k)
+                ptrs.append(k + v_off)
+            sizes = [size] * len(ptrs)
+        return ptrs, sizes
+
+
+class PyHiCacheBackend:
+    """SGLang's MooncakeStore (batch_exists / batch_set_v1 / batch_get_v1), hicache-spec §2.6-§3.2."""
+
+    def __init__(self, store, pool):
+        self.store, self.pool = store, pool
+        self.mla = pool.kind == POOL_MLA
+        self.multiplier = 1 if self.mla else 2
+        self.registered = []
+        for ptr, size in pool.buffers():
+            rc = store.register_buffer(ptr, size)
+            if rc != 0:
+                raise RuntimeError(f"register_buffer: {rc}")
+            self.registered.append(ptr)
+
+    def close(self):
+        for ptr in self.registered:
+            self.store.unregister_buffer(ptr)
+        self.registered = []
+
+    def _keys(self, keys):
+        if self.mla:
+            return [f"{k}__k" for k in keys]
+        out = []
+        for k in keys:
+            out.append(f"{k}_0_k")
+            out.append(f"{k}_0_v")
+        return out
+
+    @staticmethod
+    def _pack(keys, ptrs, sizes):
+        n = len(keys)
+        if len(ptrs) == n:
+            return ptrs, sizes
+        nbuf = len(ptrs) // n
+        return ([ptrs[i * nbuf:(i + 1) * nbuf] for i in range(n)],
+                [sizes[i * nbuf:(i + 1) * nbuf] for i in range(n)])
+
+    def _preprocess(self, keys, host_indices):
+        ptrs, sizes = self.pool.get_page_buffer_meta(host_indices)
+        key_strs = self._keys(keys)
+        if self.mla:
+            ptrs, sizes = self._pack(key_strs, ptrs, sizes)
+        return key_strs, ptrs, sizes
+
+    def _postprocess(self, results, is_set):
+        m = self.multiplier
+        if is_set:
+            return [all(r == 0 for r in results[i:i + m]) for i in range(0, len(results), m)]
+        return [all(r > 0 for r in results[i:i + m]) for i in range(0, len(results), m)]
+
+    def batch_exists(self, keys):
+        res = self.store.batch_is_exist(self._keys(keys))
+        for i, r in enumerate(res):
+            if r != 1:
+                return i // self.multiplier
+        return len(res) // self.multiplier
+
+    def batch_set_v1(self, keys, host_indices):
+        key_strs, ptrs, sizes = self._preprocess(keys, host_indices)
+        exist = self.store.batch_is_exist(key_strs)
+        res = [0] * len(key_strs)
+        missing = [i for i, e in enumerate(exist) if e != 1]
+        if missing:
+            if len(missing) == len(key_strs):
+                mk, mp, ms = key_strs, ptrs, sizes
+            else:
+                mk = [key_strs[i] for i in missing]
+                mp = [ptrs[i] for i in missing]
+                ms = [sizes[i] for i in missing]
+            if isinstance(mp[0], list):
+                put = self.store.batch_put_from_multi_buffers(mk, mp, ms)
+            else:
+                put = self.store.batch_put_from(mk, mp, ms)
+            for j, i in enumerate(missing):
+                res[i] = put[j] if j < len(put) else -1
+        return self._postprocess(res, True)
+
+    def batch_get_v1(self, keys, host_indices):
+        key_strs, ptrs, sizes = self._preprocess(keys, host_indices)
+        if isinstance(ptrs[0], list):
+            res = self.store.batch_get_into_multi_buffers(key_strs, ptrs, sizes)
+        else:
+            res = self.store.batch_get_into(key_strs, ptrs, sizes)
+        return self._postprocess(res, False)
+
+
+def run_hicache(cr):
+    c = cr.c
+    b, P = c["batch"], c["page_size"]
+    pool = PyHostPool(c["pool"], P, 2 * b * P, cr.o.populate)
+    be = None
+    try:
+        be = PyHiCacheBackend(cr.st, pool)
+        set_idx = [p * P + t for p in range(b) for t in range(P)]
+        get_idx = [p * P + t for p in range(b, 2 * b) for t in range(P)]
+        kpr = keys_per_request(c)
+        page_bytes = (kpr // b) * c["value_size"]
+        req_bytes = b * page_bytes
+
+        def do_set(keys, rec):
+            t0 = time.perf_counter_ns()
+            ok = be.batch_set_v1(keys, set_idx)
+            failed = b - ok.count(True)
+            rec.add(time.perf_counter_ns() - t0, kpr, (b - failed) * page_bytes)
+            rec.errors += failed
+
+        if c["scenario"] == SC_HISET:
+            return [cr.drive(lambda rec: do_set(cr.fresh(b, req_bytes, page=True), rec)).result(c)]
+        data = [cr.page_key("d", 0, i) for i in range(c["objects"])]
+        prep = Recorder()
+        for lo in range(0, len(data), b):
+            do_set(data[lo:lo + b], prep)
+        if prep.errors:
+            raise RuntimeError(f"preparing the dataset: {prep.errors} pages failed")
+        state = {"cursor": 0}
+        nd = len(data)
+
+        def nxt():
+            cur = state["cursor"]
+            state["cursor"] = (cur + b) % nd
+            return data[cur:cur + b]
+
+        if c["scenario"] == SC_HIGET:
+            def step(rec):
+                keys = nxt()
+                t0 = time.perf_counter_ns()
+                ok = be.batch_get_v1(keys, get_idx)
+                failed = b - ok.count(True)
+                rec.add(time.perf_counter_ns() - t0, kpr, (b - failed) * page_bytes)
+                rec.errors += failed
+        else:
+            def step(rec):
+                keys = nxt()
+                t0 = time.perf_counter_ns()
+                n = be.batch_exists(keys)
+                rec.add(time.perf_counter_ns() - t0, kpr, 0)
+                if n != b:
+                    rec.errors += b
+        return [cr.drive(step).result(c)]
+    finally:
+        if be is not None:
+            be.close()
+        pool.mem.close()
+
+
+def run_multi(cr):
+    c = cr.c
+    K, nbuf, size = c["batch"], c["buffers"], c["buffer_size"]
+    span = K * nbuf * size
+    mem = HostMemory(2 * span, cr.o.populate)
+    registered = False
+    try:
+        ctypes.memmove(mem.addr, bytes((i * 7 + 1) & 0xFF for i in range(256)) * (span // 256), span // 256 * 256)
+        if c["scenario"] != SC_MEMCPY:
+            rc = cr.st.register_buffer(mem.addr, mem.size)
+            if rc != 0:
+                raise RuntimeError(f"register_buffer: {rc}")
+            registered = True
+        base = mem.addr
+        src = [[base + (l * K + k) * size for l in range(nbuf)] for k in range(K)]
+        dst = [[base + span + (l * K + k) * size for l in range(nbuf)] for k in range(K)]
+        sizes = [[size] * nbuf for _ in range(K)]
+        value = nbuf * size
+        if c["scenario"] == SC_MEMCPY:
+            flat_src = [a for row in src for a in row]
+            flat_dst = [a for row in dst for a in row]
+            memmove = ctypes.memmove
+            pairs = list(zip(flat_dst, flat_src))
+
+            def step(rec):
+                t0 = time.perf_counter_ns()
+                for d, s in pairs:
+                    memmove(d, s, size)
+                rec.add(time.perf_counter_ns() - t0, K, span)
+        elif c["scenario"] == SC_MPUT:
+            def step(rec):
+                keys = cr.fresh(K, span)
+                t0 = time.perf_counter_ns()
+                res = cr.st.batch_put_from_multi_buffers(keys, src, sizes)
+                failed = K - res.count(0) if len(res) == K else K
+                rec.add(time.perf_counter_ns() - t0, K, (K - failed) * value)
+                rec.errors += failed
+        else:
+            data = [cr.key("d", 0, i) for i in range(c["objects"])]
+            for lo in range(0, len(data), K):
+                res = cr.st.batch_put_from_multi_buffers(data[lo:lo + K], src, sizes)
+                if len(res) != K or res.count(0) != K:
+                    raise RuntimeError(f"preparing the dataset: puts failed: {res[:8]}")
+            state = {"cursor": 0}
+            nd = len(data)
+
+            def step(rec):
+                cur = state["cursor"]
+                state["cursor"] = (cur + K) % nd
+                keys = data[cur:cur + K]
+                t0 = time.perf_counter_ns()
+                res = cr.st.batch_get_into_multi_buffers(keys, dst, sizes)
+                failed = K - res.count(value) if len(res) == K else K
+                rec.add(time.perf_counter_ns() - t0, K, (K - failed) * value)
+                rec.errors += failed
+        return [cr.drive(step).result(c)]
+    finally:
+        if registered:
+            cr.st.unregister_buffer(mem.addr)
+        mem.close()
+
+
+# ------------------------------------------------------------------ driver
+
+
+class Bench:
+    def __init__(self, store, opts, progress):
+        self.store, self.opts, self.progress = store, opts, progress
+        self.run = os.urandom(4).hex()
+
+    def run_case(self, idx, c):
+        cr = CaseRun(self, idx, c)
+        try:
+            sc = c["scenario"]
+            if sc in KV_SCENARIOS:
+                if sc == SC_VERIFY and c.get("phase") == "read":
+                    return []
+                return run_kv(cr)
+            if sc in HI_SCENARIOS:
+                return run_hicache(cr)
+            return run_multi(cr)
+        finally:
+            self.store.remove_by_regex("^" + cr.prefix, True)
+
+
+def build_parser():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    a = ap.add_argument
+    a("--master", "-master", default=os.environ.get("MOONCAKE_MASTER", ""), help="master RPC address (required to run)")
+    a("--metadata", "-metadata", default="", help="metadata server, e.g. http://127.0.0.1:8080/metadata")
+    a("--hostname", "-hostname", default="127.0.0.1", help="this client's local_hostname")
+    a("--protocol", "-protocol", default="tcp", help="tcp or rdma")
+    a("--device", "-device", default="", help="RDMA device list")
+    a("--segment", "-segment", default=None, help="global segment size this client mounts (default 2gb; quick 256mb)")
+    a("--local-buffer", "-local-buffer", default=None, help="local buffer size (default 256mb; quick 32mb)")
+    a("--quick", "-quick", action="store_true", help="tiny plan and short phases")
+    a("--scenarios", "-scenarios", default=None, help="scenarios, comma-separated (default all)")
+    a("--apis", "-apis", default=None, help="plain and/or zcopy")
+    a("--sizes", "-sizes", default=None, help="object sizes (default 4KiB,64KiB,1MiB)")
+    a("--batches", "-batches", default=None, help="keys per request (default 1,32,1024)")
+    a("--max-batch-bytes", "-max-batch-bytes", default=None, help="default 128MiB")
+    a("--dataset-bytes", "-dataset-bytes", default=None, help="default 256MiB")
+    a("--max-objects", "-max-objects", default=None, help="default 16384")
+    a("--mla-page-sizes", "-mla-page-sizes", default=None, help="default 1,64")
+    a("--mha-page-sizes", "-mha-page-sizes", default=None, help="default 1,64")
+    a("--hicache-pages", "-hicache-pages", default=None, help="default 128")
+    a("--multi-shapes", "-multi-shapes", default=None, help="default 128x61x1152,16x61x73728")
+    a("--duration", "-duration", default=None, help="measured time per time-based case (default 1s; quick 100ms)")
+    a("--warmup", "-warmup", default=None, help="warm-up per time-based case (default 200ms; quick 20ms)")
+    a("--gen-bytes", "-gen-bytes", default="", help="fresh keys are removed every this many written bytes (default segment/4)")
+    a("--rwmixread", "-rwmixread", type=int, default=70, help="mixed_rw: percent of reads")
+    a("--seed", "-seed", type=int, default=1, help="mixed_rw random seed")
+    a("--only", "-only", default="", help="run only cases whose name matches this regular expression")
+    a("--json", "-json", default="", help="write results as JSON to this file (- for stdout)")
+    a("--cpuprofile", "-cpuprofile", default="", help="write cProfile stats of the run to this file")
+    a("--progress", "-progress", action="store_true", help="progress bar even when stderr is not a terminal")
+    a("--list", "-list", action="store_true", help="print the plan (one JSON case per line) and exit")
+    a("--populate", "-populate", default="true", help="pre-fault registered memory (true/false)")
+    return ap
+
+
+def params_from_args(args):
+    p = quick_params() if args.quick else default_params()
+    conv = [("scenarios", lambda s: parse_list(s, str)), ("apis", lambda s: parse_list(s, str)),
+            ("sizes", lambda s: parse_list(s, parse_size)), ("batches", lambda s: parse_list(s, parse_count)),
+            ("max_batch_bytes", parse_size), ("dataset_bytes", parse_size), ("max_objects", int),
+            ("mla_page_sizes", lambda s: parse_list(s, parse_count)),
+            ("mha_page_sizes", lambda s: parse_list(s, parse_count)), ("hicache_pages", int),
+            ("multi_shapes", lambda s: parse_list(s, parse_shape))]
+    for name, f in conv:
+        v = getattr(args, name)
+        if v is not None:
+            p[name] = f(v)
+    return p
+
+
+def host_info():
+    h = {"os": sys.platform, "arch": platform.machine(), "cpus": os.cpu_count(), "hostname": socket.gethostname()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    h["cpu"] = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            h["mem_bytes"] = int(f.readline().split()[1]) << 10
+    except OSError:
+        pass
+    return h
+
+
+def fmt_num(v):
+    if v >= 10e6:
+        return f"{v / 1e6:.0f}M"
+    if v >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if v >= 10e3:
+        return f"{v / 1e3:.0f}k"
+    if v >= 1e3:
+        return f"{v / 1e3:.2f}k"
+    if v >= 100:
+        return f"{v:.0f}"
+    if v >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+def print_table(results, out=sys.stdout):
+    rows = [("case", "keys/s", "req/s", "GB/s", "p50 µs", "p99 µs", "p999 µs", "errors")]
+    for r in results:
+        rows.append((r["name"], fmt_num(r["ops_per_s"]), fmt_num(r["req_per_s"]), f"{r['gbps']:.3f}",
+                     fmt_num(r["p50_us"]), fmt_num(r["p99_us"]), fmt_num(r["p999_us"]), str(r["errors"])))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        out.write("  ".join(cell.rjust(w) for cell, w in zip(row, widths)) + "\n")
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    p = params_from_args(args)
+    plan = make_plan(p)
+    if args.only:
+        rx = re.compile(args.only)
+        plan = [c for c in plan if rx.search(c["name"])]
+    if args.list:
+        for c in plan:
+            print(json.dumps(c, separators=(",", ":")))
+        return 0
+    if not plan:
+        raise SystemExit("bench_python: the plan is empty (check --scenarios, --only and the sizes)")
+    if not args.master or not args.metadata:
+        raise SystemExit("bench_python: the Python client needs a live cluster: --master and --metadata")
+    if os.environ.get("MC_TCP_BIND_ADDRESS") is None:
+        print("bench_python: note: MC_TCP_BIND_ADDRESS is not set (loopback clusters need 127.0.0.1)", file=sys.stderr)
+
+    args.duration = parse_duration(args.duration or ("100ms" if args.quick else "1s"))
+    args.warmup = parse_duration(args.warmup or ("20ms" if args.quick else "200ms"))
+    segment = parse_size(args.segment or ("256mb" if args.quick else "2gb"))
+    local_buffer = parse_size(args.local_buffer or ("32mb" if args.quick else "256mb"))
+    args.gen_bytes = parse_size(args.gen_bytes) if args.gen_bytes else segment // 4
+    args.populate = str(args.populate).lower() in ("1", "true", "yes", "on")
+
+    from mooncake.store import MooncakeDistributedStore  # imported late: --list works without it
+
+    store = MooncakeDistributedStore()
+    rc = store.setup(args.hostname, args.metadata, segment, local_buffer, args.protocol, args.device, args.master)
+    if rc != 0:
+        raise SystemExit(f"bench_python: setup failed: {rc}")
+    progress = Progress(args.progress or sys.stderr.isatty(), len(plan))
+    bench = Bench(store, args, progress)
+    import mooncake
+    doc = dict(schema=SCHEMA, client="python", engine="upstream-python",
+               version=f"python {platform.python_version()}, mooncake {os.path.dirname(mooncake.__file__)}",
+               host=host_info(), started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               params=dict(p, duration_s=args.duration, warmup_s=args.warmup, gen_bytes=args.gen_bytes,
+                           rwmixread=args.rwmixread, seed=args.seed, segment=segment, local_buffer=local_buffer,
+                           protocol=args.protocol, master=args.master,
+                           multi_shapes=[dict(Keys=k, Buffers=b, Size=s) for k, b, s in p["multi_shapes"]]),
+               results=[], failures=[])
+    prof = None
+    if args.cpuprofile:
+        import cProfile
+        prof = cProfile.Profile()
+        prof.enable()
+    try:
+        for i, c in enumerate(plan):
+            progress.begin(i, c["name"])
+            for r in bench.run_case(i, c):
+                if r["errors"]:
+                    doc["failures"].append(f"{r['name']}: {r['errors']} failed keys")
+                doc["results"].append(r)
+    finally:
+        progress.stop()
+        if prof is not None:
+            prof.disable()
+            prof.dump_stats(args.cpuprofile)
+        store.close()
+    if args.json:
+        data = json.dumps(doc, indent=1) + "\n"
+        if args.json == "-":
+            sys.stdout.write(data)
+        else:
+            with open(args.json, "w") as f:
+                f.write(data)
+    if args.json != "-":
+        print(f"bench_python: client python {platform.python_version()}, master {args.master!r}")
+        print_table(doc["results"])
+    if doc["failures"]:
+        print("bench_python: cases had failed keys: " + "; ".join(doc["failures"]), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
