@@ -6,6 +6,12 @@
 #   make bench   testing.B benchmarks of the binding and hostcache
 #   make lint    gofmt + go vet
 #   make fuzz    run every fuzz target for FUZZTIME each
+#
+# Against real Mooncake (an upstream build you made; see README):
+#   make native      MOONCAKE_PREFIX=/path/to/Mooncake   build build/native/libmcgo_native.so
+#   make test-native MOONCAKE_PREFIX=...   conformance + hostcache end-to-end
+#                                          (+ Python interop) on a loopback cluster
+#   make demo-native MOONCAKE_PREFIX=...   the demo on a loopback cluster
 
 GO        ?= go
 BUILD     ?= build
@@ -13,6 +19,7 @@ FUZZTIME  ?= 20s
 GOTEST    ?= $(GO) test
 PKGS      := ./...
 
+.PHONY: native test-native demo-native require-mooncake
 .PHONY: all demo test check lint go-test go-test-race go-test-cgocheck2 go-test-nocgo \
         cpp-test cpp-test-asan cpp-test-tsan bench fuzz clean
 
@@ -77,3 +84,35 @@ fuzz:
 clean:
 	rm -rf $(BUILD)
 	$(GO) clean -testcache
+
+# ---- native backend (real Mooncake) -------------------------------------------
+
+NATIVE_DIR := $(abspath $(BUILD))/native
+NATIVE_ENV := CGO_LDFLAGS="-L$(NATIVE_DIR) -Wl,-rpath,$(NATIVE_DIR)" MOONCAKE_PREFIX="$(MOONCAKE_PREFIX)"
+CLUSTER    := $(GO) run ./scripts/cluster
+
+require-mooncake:
+	@if [ -z "$(MOONCAKE_PREFIX)" ] && [ -z "$(MOONCAKE_SOURCE_DIR)" ]; then \
+	  echo "Mooncake not found: set MOONCAKE_PREFIX to an upstream Mooncake source tree with its build in <tree>/build"; \
+	  echo "(or MOONCAKE_SOURCE_DIR and MOONCAKE_BUILD_DIR). Build upstream by following its own docs:"; \
+	  echo "https://github.com/kvcache-ai/Mooncake/blob/main/docs/source/getting_started/build.md"; \
+	  exit 1; fi
+
+native: require-mooncake
+	@cmake=$$(scripts/ensure-cmake.sh) && \
+	  $$cmake -S cgo/native -B $(NATIVE_DIR) \
+	    $(if $(MOONCAKE_PREFIX),-DMOONCAKE_PREFIX=$(MOONCAKE_PREFIX)) \
+	    $(if $(MOONCAKE_SOURCE_DIR),-DMOONCAKE_SOURCE_DIR=$(MOONCAKE_SOURCE_DIR) -DMOONCAKE_BUILD_DIR=$(MOONCAKE_BUILD_DIR)) \
+	    >$(NATIVE_DIR).configure.log 2>&1 || { cat $(NATIVE_DIR).configure.log; exit 1; } && \
+	  grep -E "^-- Mooncake" $(NATIVE_DIR).configure.log; \
+	  $$cmake --build $(NATIVE_DIR) -j2 && \
+	  ls -l $(NATIVE_DIR)/libmcgo_native.so
+
+# One fresh master for the whole run (MCGO_TEST_ISOLATED=1), packages one at
+# a time (-p 1) so that the capacity tests own the cluster.
+test-native: native
+	$(NATIVE_ENV) MCGO_TEST_ISOLATED=1 $(CLUSTER) -- \
+	  $(GO) test -count=1 -p 1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./mooncake/... ./hostcache/... ./interop/...
+
+demo-native: native
+	$(NATIVE_ENV) $(CLUSTER) -- $(GO) run -tags mooncake_native ./cmd/mooncake-demo $(DEMO_ARGS)

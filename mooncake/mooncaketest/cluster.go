@@ -10,6 +10,8 @@
 //	MCGO_TEST_METADATA  metadata server, e.g. http://127.0.0.1:8080/metadata (required)
 //	MCGO_TEST_PROTOCOL  tcp (default) or rdma
 //	MCGO_TEST_DEVICE    RDMA device list (default "")
+//	MCGO_TEST_ISOLATED  1 when no other process uses the cluster (a fresh
+//	                    master per test binary, packages run with -p 1)
 //
 // scripts/cluster.sh starts such a cluster on loopback and exports them.
 package mooncaketest
@@ -69,6 +71,7 @@ func NewCluster(t testing.TB) *Cluster {
 				MasterServerAddress: master,
 			},
 			Native:             true,
+			Isolated:           os.Getenv("MCGO_TEST_ISOLATED") == "1",
 			ChecksRegistration: proto == "rdma",
 		}
 	}

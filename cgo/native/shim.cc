@@ -1,0 +1,556 @@
+// Native shim: cgo/mcgo.h implemented over upstream Mooncake's store client
+// (mooncake::RealClient). Built by CMake (make native) into
+// libmcgo_native.so against an upstream build; never compiled by cgo.
+//
+// Rules of this file:
+//   - every entry point catches every C++ exception and reports
+//     MCGO_INTERNAL_ERROR;
+//   - argument checks are the ones the embedded engine makes
+//     (cgo/mcgo_args.h), so both engines refuse the same inputs the same way;
+//   - upstream's result vectors are checked for length before use;
+//   - nothing passed in is kept after a call returns.
+
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mcgo.h"
+#include "mcgo_args.h"
+#include "real_client.h"
+#include "replica.h"
+
+#ifndef MCGO_UPSTREAM_COMMIT
+#error "MCGO_UPSTREAM_COMMIT must be defined by the build (CMakeLists.txt)"
+#endif
+
+struct mcgo_store {
+  std::shared_ptr<mooncake::RealClient> client;
+  // Setup and teardown take it exclusively; calls take it shared, so a call
+  // never sees a half set-up client.
+  std::shared_mutex mu;
+  bool ready = false;
+};
+
+namespace {
+
+using mcgo_args::CsrOk;
+using mcgo_args::Fill;
+using mcgo_args::KeyAt;
+using mcgo_args::KeyOk;
+using mcgo_args::KeysOk;
+using mcgo_args::MakeKey;
+using mcgo_args::Refuse;
+
+// A call holds the store's shared lock and sees a ready client, or nothing.
+class Call {
+ public:
+  explicit Call(mcgo_store *s) {
+    if (s == nullptr) return;
+    lock_ = std::shared_lock<std::shared_mutex>(s->mu);
+    if (s->ready && s->client) client_ = s->client.get();
+  }
+  mooncake::RealClient *client() const { return client_; }
+
+ private:
+  std::shared_lock<std::shared_mutex> lock_;
+  mooncake::RealClient *client_ = nullptr;
+};
+
+bool ToReplicate(const mcgo_replicate_config &in, mooncake::ReplicateConfig *out) {
+  std::vector<std::string> segs;
+  if (!mcgo_args::ParseSegments(in, &segs)) return false;
+  out->replica_num = in.replica_num == 0 ? 1 : static_cast<size_t>(in.replica_num);
+  out->soft_pin_action = in.with_soft_pin ? mooncake::SoftPinAction::ENABLE
+                                          : mooncake::SoftPinAction::PRESERVE;
+  out->with_hard_pin = in.with_hard_pin != 0;
+  out->preferred_segments = std::move(segs);
+  out->prefer_alloc_in_same_node = in.prefer_alloc_in_same_node != 0;
+  return true;
+}
+
+std::vector<std::string> Keys(const char *keys, const uint64_t *off, size_t n) {
+  std::vector<std::string> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) out.push_back(KeyAt(keys, off, i));
+  return out;
+}
+
+std::vector<void *> Ptrs(const uintptr_t *addrs, size_t n) {
+  std::vector<void *> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = reinterpret_cast<void *>(addrs[i]);
+  return out;
+}
+
+std::vector<size_t> Sizes(const uint64_t *sizes, size_t n) {
+  return std::vector<size_t>(sizes, sizes + n);
+}
+
+void Nested(const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *bo,
+            size_t n, std::vector<std::vector<void *>> *all_ptrs,
+            std::vector<std::vector<size_t>> *all_sizes) {
+  all_ptrs->resize(n);
+  all_sizes->resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t a = bo[i], b = bo[i + 1];
+    (*all_ptrs)[i].resize(b - a);
+    (*all_sizes)[i].assign(sizes + a, sizes + b);
+    for (uint64_t j = a; j < b; ++j) {
+      (*all_ptrs)[i][j - a] = reinterpret_cast<void *>(addrs[j]);
+    }
+  }
+}
+
+// Copies upstream's per-key results; a short or long vector (upstream returns
+// [] when its client is not initialised) is an internal error for all keys.
+template <typename V>
+int32_t Results(const V &got, size_t n, int64_t *results) {
+  if (got.size() != n) return Refuse(results, n, MCGO_INTERNAL_ERROR);
+  for (size_t i = 0; i < n; ++i) results[i] = static_cast<int64_t>(got[i]);
+  return MCGO_OK;
+}
+
+template <typename F>
+int32_t Guard(F &&f) noexcept {
+  try {
+    return f();
+  } catch (...) {
+    return MCGO_INTERNAL_ERROR;
+  }
+}
+
+template <typename F>
+int64_t Guard64(F &&f) noexcept {
+  try {
+    return f();
+  } catch (...) {
+    return MCGO_INTERNAL_ERROR;
+  }
+}
+
+template <typename F>
+int32_t GuardBatch(int64_t *results, size_t n, F &&f) noexcept {
+  try {
+    return f();
+  } catch (...) {
+    return Refuse(results, n, MCGO_INTERNAL_ERROR);
+  }
+}
+
+// Common checks of a batch call. Returns MCGO_OK to proceed, or the
+// refusal code (results already filled).
+int32_t BatchPrologue(mooncake::RealClient *c, const char *keys,
+                      const uint64_t *off, size_t n, int64_t *results) {
+  if (results == nullptr) return MCGO_INVALID_PARAMS;
+  if (c == nullptr || !KeysOk(keys, off, n)) {
+    return Refuse(results, n, MCGO_INVALID_PARAMS);
+  }
+  return MCGO_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+uint32_t mcgo_abi_version(void) { return MCGO_ABI_VERSION; }
+const char *mcgo_engine_name(void) { return "native"; }
+const char *mcgo_upstream_commit(void) { return MCGO_UPSTREAM_COMMIT; }
+
+int32_t mcgo_create(mcgo_store **out) {
+  return Guard([&]() -> int32_t {
+    if (out == nullptr) return MCGO_INVALID_PARAMS;
+    *out = nullptr;
+    auto s = std::make_unique<mcgo_store>();
+    // Not RealClient::create(): that registers the client with upstream's
+    // ResourceTracker, whose signal thread would fight the Go runtime over
+    // SIGINT/SIGTERM. mcgo_destroy tears the client down explicitly.
+    s->client = std::make_shared<mooncake::RealClient>();
+    *out = s.release();
+    return MCGO_OK;
+  });
+}
+
+void mcgo_destroy(mcgo_store *s) {
+  if (s == nullptr) return;
+  try {
+    std::unique_lock<std::shared_mutex> lock(s->mu);
+    s->ready = false;
+    if (s->client) s->client->tearDownAll();
+    s->client.reset();
+  } catch (...) {
+  }
+  delete s;
+}
+
+int32_t mcgo_setup(mcgo_store *s, const mcgo_config *cfg, char *errmsg,
+                   size_t errmsg_cap) {
+  auto fail = [&](int32_t code, const std::string &msg) {
+    mcgo_args::WriteMessage(errmsg, errmsg_cap, msg);
+    return code;
+  };
+  try {
+    if (s == nullptr || cfg == nullptr) {
+      return fail(MCGO_INVALID_PARAMS, "null store or config");
+    }
+    std::unique_lock<std::shared_mutex> lock(s->mu);
+    if (s->ready) return fail(MCGO_INVALID_PARAMS, "store is already set up");
+    if (!s->client) return fail(MCGO_INVALID_PARAMS, "store was torn down");
+    auto str = [](const char *p) { return p ? std::string(p) : std::string(); };
+    const std::string protocol = str(cfg->protocol);
+    if (protocol != "tcp" && protocol != "rdma") {
+      return fail(MCGO_INVALID_PARAMS,
+                  "protocol \"" + protocol + "\": want \"tcp\" or \"rdma\"");
+    }
+    if (str(cfg->master_server_address).empty()) {
+      return fail(MCGO_INVALID_PARAMS, "master_server_address is empty");
+    }
+    const int rc = s->client->setup_real(
+        str(cfg->local_hostname), str(cfg->metadata_server),
+        static_cast<size_t>(cfg->global_segment_size),
+        static_cast<size_t>(cfg->local_buffer_size), protocol,
+        str(cfg->device_name), str(cfg->master_server_address));
+    if (rc != 0) {
+      return fail(rc < 0 ? rc : MCGO_INTERNAL_ERROR,
+                  "upstream setup_real failed (see the client's log on "
+                  "stderr; is the master running and the metadata server "
+                  "reachable?)");
+    }
+    s->ready = true;
+    return MCGO_OK;
+  } catch (const std::exception &e) {
+    return fail(MCGO_INTERNAL_ERROR, std::string("exception: ") + e.what());
+  } catch (...) {
+    return fail(MCGO_INTERNAL_ERROR, "unknown exception");
+  }
+}
+
+int32_t mcgo_health_check(mcgo_store *s) {
+  return Guard([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr) return MCGO_INVALID_PARAMS;
+    switch (call.client()->health_check()) {
+      case mooncake::HC_HEALTHY:
+        return MCGO_OK;
+      case mooncake::HC_NOT_INITIALIZED:
+        return MCGO_INVALID_PARAMS;
+      default:
+        return -900;  // RPC_FAIL: the master does not answer
+    }
+  });
+}
+
+int32_t mcgo_hostname(mcgo_store *s, char *buf, size_t buf_cap, size_t *len) {
+  return Guard([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr || len == nullptr) return MCGO_INVALID_PARAMS;
+    const std::string h = call.client()->get_hostname();
+    *len = h.size();
+    mcgo_args::WriteMessage(buf, buf_cap, h);
+    return MCGO_OK;
+  });
+}
+
+int32_t mcgo_register_buffer(mcgo_store *s, uintptr_t addr, uint64_t size) {
+  return Guard([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr || addr == 0 || size == 0) {
+      return MCGO_INVALID_PARAMS;
+    }
+    return call.client()->register_buffer(reinterpret_cast<void *>(addr),
+                                          static_cast<size_t>(size));
+  });
+}
+
+int32_t mcgo_unregister_buffer(mcgo_store *s, uintptr_t addr) {
+  return Guard([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr || addr == 0) return MCGO_INVALID_PARAMS;
+    return call.client()->unregister_buffer(reinterpret_cast<void *>(addr));
+  });
+}
+
+int32_t mcgo_put(mcgo_store *s, const char *key, size_t key_len,
+                 const void *data, uint64_t size, mcgo_replicate_config cfg) {
+  return Guard([&]() -> int32_t {
+    Call call(s);
+    mooncake::ReplicateConfig rc;
+    if (call.client() == nullptr || !KeyOk(key, key_len) ||
+        (data == nullptr && size != 0) || !ToReplicate(cfg, &rc)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    std::span<const char> value(static_cast<const char *>(data),
+                                static_cast<size_t>(size));
+    return call.client()->put(MakeKey(key, key_len), value, rc);
+  });
+}
+
+int32_t mcgo_upsert(mcgo_store *s, const char *key, size_t key_len,
+                    const void *data, uint64_t size, mcgo_replicate_config cfg) {
+  return Guard([&]() -> int32_t {
+    Call call(s);
+    mooncake::ReplicateConfig rc;
+    if (call.client() == nullptr || !KeyOk(key, key_len) ||
+        (data == nullptr && size != 0) || !ToReplicate(cfg, &rc)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    std::span<const char> value(static_cast<const char *>(data),
+                                static_cast<size_t>(size));
+    return call.client()->upsert(MakeKey(key, key_len), value, rc);
+  });
+}
+
+int64_t mcgo_get(mcgo_store *s, const char *key, size_t key_len, void *dst,
+                 uint64_t dst_cap, uint64_t *object_size) {
+  return Guard64([&]() -> int64_t {
+    Call call(s);
+    if (call.client() == nullptr || !KeyOk(key, key_len) ||
+        (dst == nullptr && dst_cap != 0)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    const std::string k = MakeKey(key, key_len);
+    // The copying get stages the object in the client's local buffer.
+    std::shared_ptr<mooncake::BufferHandle> h = call.client()->get_buffer(k);
+    if (!h) {
+      // get_buffer drops the code: ask for the size to recover it.
+      const int64_t sz = call.client()->getSize(k);
+      if (sz < 0) return sz;
+      return MCGO_INVALID_PARAMS;  // e.g. larger than the local buffer
+    }
+    const uint64_t n = h->size();
+    if (object_size != nullptr) *object_size = n;
+    if (n > dst_cap) return MCGO_BUFFER_OVERFLOW;
+    if (n > 0) std::memcpy(dst, h->ptr(), static_cast<size_t>(n));
+    return static_cast<int64_t>(n);
+  });
+}
+
+int32_t mcgo_put_from(mcgo_store *s, const char *key, size_t key_len,
+                      uintptr_t addr, uint64_t size, mcgo_replicate_config cfg) {
+  return Guard([&]() -> int32_t {
+    Call call(s);
+    mooncake::ReplicateConfig rc;
+    if (call.client() == nullptr || !KeyOk(key, key_len) ||
+        !ToReplicate(cfg, &rc)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    return call.client()->put_from(MakeKey(key, key_len),
+                                   reinterpret_cast<void *>(addr),
+                                   static_cast<size_t>(size), rc);
+  });
+}
+
+int32_t mcgo_upsert_from(mcgo_store *s, const char *key, size_t key_len,
+                         uintptr_t addr, uint64_t size,
+                         mcgo_replicate_config cfg) {
+  return Guard([&]() -> int32_t {
+    Call call(s);
+    mooncake::ReplicateConfig rc;
+    if (call.client() == nullptr || !KeyOk(key, key_len) ||
+        !ToReplicate(cfg, &rc)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    return call.client()->upsert_from(MakeKey(key, key_len),
+                                      reinterpret_cast<void *>(addr),
+                                      static_cast<size_t>(size), rc);
+  });
+}
+
+int64_t mcgo_get_into(mcgo_store *s, const char *key, size_t key_len,
+                      uintptr_t addr, uint64_t size) {
+  return Guard64([&]() -> int64_t {
+    Call call(s);
+    if (call.client() == nullptr || !KeyOk(key, key_len)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    return call.client()->get_into(MakeKey(key, key_len),
+                                   reinterpret_cast<void *>(addr),
+                                   static_cast<size_t>(size));
+  });
+}
+
+static int32_t BatchWrite(mcgo_store *s, const char *keys,
+                          const uint64_t *key_offsets, size_t n,
+                          const uintptr_t *addrs, const uint64_t *sizes,
+                          mcgo_replicate_config cfg, int64_t *results,
+                          bool upsert) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) {
+      return rc;
+    }
+    mooncake::ReplicateConfig rc;
+    if (addrs == nullptr || sizes == nullptr || !ToReplicate(cfg, &rc)) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    auto k = Keys(keys, key_offsets, n);
+    auto p = Ptrs(addrs, n);
+    auto z = Sizes(sizes, n);
+    if (upsert) return Results(call.client()->batch_upsert_from(k, p, z, rc), n, results);
+    return Results(call.client()->batch_put_from(k, p, z, rc), n, results);
+  });
+}
+
+int32_t mcgo_batch_put_from(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            const uintptr_t *addrs, const uint64_t *sizes,
+                            mcgo_replicate_config cfg, int64_t *results) {
+  return BatchWrite(s, keys, key_offsets, n, addrs, sizes, cfg, results, false);
+}
+
+int32_t mcgo_batch_upsert_from(mcgo_store *s, const char *keys,
+                               const uint64_t *key_offsets, size_t n,
+                               const uintptr_t *addrs, const uint64_t *sizes,
+                               mcgo_replicate_config cfg, int64_t *results) {
+  return BatchWrite(s, keys, key_offsets, n, addrs, sizes, cfg, results, true);
+}
+
+int32_t mcgo_batch_get_into(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            const uintptr_t *addrs, const uint64_t *sizes,
+                            int64_t *results) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) {
+      return rc;
+    }
+    if (addrs == nullptr || sizes == nullptr) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    return Results(call.client()->batch_get_into(Keys(keys, key_offsets, n),
+                                                 Ptrs(addrs, n), Sizes(sizes, n)),
+                   n, results);
+  });
+}
+
+static int32_t BatchWriteMulti(mcgo_store *s, const char *keys,
+                               const uint64_t *key_offsets, size_t n,
+                               const uintptr_t *addrs, const uint64_t *sizes,
+                               const uint64_t *buf_offsets,
+                               mcgo_replicate_config cfg, int64_t *results,
+                               bool upsert) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) {
+      return rc;
+    }
+    mooncake::ReplicateConfig rc;
+    if (!CsrOk(addrs, sizes, buf_offsets, n) || !ToReplicate(cfg, &rc)) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    std::vector<std::vector<void *>> ptrs;
+    std::vector<std::vector<size_t>> szs;
+    Nested(addrs, sizes, buf_offsets, n, &ptrs, &szs);
+    auto k = Keys(keys, key_offsets, n);
+    if (upsert) {
+      return Results(call.client()->batch_upsert_from_multi_buffers(k, ptrs, szs, rc),
+                     n, results);
+    }
+    return Results(call.client()->batch_put_from_multi_buffers(k, ptrs, szs, rc), n,
+                   results);
+  });
+}
+
+int32_t mcgo_batch_put_from_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    mcgo_replicate_config cfg, int64_t *results) {
+  return BatchWriteMulti(s, keys, key_offsets, n, addrs, sizes, buf_offsets, cfg,
+                         results, false);
+}
+
+int32_t mcgo_batch_upsert_from_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    mcgo_replicate_config cfg, int64_t *results) {
+  return BatchWriteMulti(s, keys, key_offsets, n, addrs, sizes, buf_offsets, cfg,
+                         results, true);
+}
+
+int32_t mcgo_batch_get_into_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    int32_t prefer_same_node, int64_t *results) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) {
+      return rc;
+    }
+    if (!CsrOk(addrs, sizes, buf_offsets, n)) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    std::vector<std::vector<void *>> ptrs;
+    std::vector<std::vector<size_t>> szs;
+    Nested(addrs, sizes, buf_offsets, n, &ptrs, &szs);
+    return Results(call.client()->batch_get_into_multi_buffers(
+                       Keys(keys, key_offsets, n), ptrs, szs, prefer_same_node != 0),
+                   n, results);
+  });
+}
+
+int32_t mcgo_is_exist(mcgo_store *s, const char *key, size_t key_len) {
+  return Guard([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    return call.client()->isExist(MakeKey(key, key_len));
+  });
+}
+
+int32_t mcgo_batch_is_exist(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            int64_t *results) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) {
+      return rc;
+    }
+    return Results(call.client()->batchIsExist(Keys(keys, key_offsets, n)), n, results);
+  });
+}
+
+int64_t mcgo_get_size(mcgo_store *s, const char *key, size_t key_len) {
+  return Guard64([&]() -> int64_t {
+    Call call(s);
+    if (call.client() == nullptr || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    return call.client()->getSize(MakeKey(key, key_len));
+  });
+}
+
+int32_t mcgo_remove(mcgo_store *s, const char *key, size_t key_len,
+                    int32_t force) {
+  return Guard([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    return call.client()->remove(MakeKey(key, key_len), force != 0);
+  });
+}
+
+int64_t mcgo_remove_by_regex(mcgo_store *s, const char *pattern,
+                             size_t pattern_len, int32_t force) {
+  return Guard64([&]() -> int64_t {
+    Call call(s);
+    if (call.client() == nullptr || !KeyOk(pattern, pattern_len)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    return call.client()->removeByRegex(MakeKey(pattern, pattern_len), force != 0);
+  });
+}
+
+int64_t mcgo_remove_all(mcgo_store *s, int32_t force) {
+  return Guard64([&]() -> int64_t {
+    Call call(s);
+    if (call.client() == nullptr) return MCGO_INVALID_PARAMS;
+    return call.client()->removeAll(force != 0);
+  });
+}
+
+}  // extern "C"
