@@ -1,8 +1,419 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
 )
 
-func runCompare(args []string, stdout io.Writer) error { return errors.New("todo") }
+// mcbench compare: the side-by-side report of `make bench-compare`.
+//
+// It reads the JSON of several Go runs and several Python runs of the same
+// plan (rounds, run alternately against one cluster), takes per case the
+// median over the rounds of keys/s, GB/s and the latency percentiles, and
+// writes the Go/Python ratio per case, the targets of issue 5 and whether
+// they are met: a table on stdout, docs/benchmarks.json (-out), a PNG
+// chart (-png) and the table section of docs/benchmarks.md (-md, between
+// the mcbench markers).
+
+// Row is one line of docs/benchmarks.json.
+type Row struct {
+	Scenario       string  `json:"scenario"` // the case name
+	GoOpsPerSec    float64 `json:"go_ops_per_s"`
+	PythonOpsPerS  float64 `json:"python_ops_per_s"`
+	GoGBps         float64 `json:"go_gbps"`
+	PythonGBps     float64 `json:"python_gbps"`
+	GoP99Us        float64 `json:"go_p99_us"`
+	PythonP99Us    float64 `json:"python_p99_us"`
+	GoP50Us        float64 `json:"go_p50_us"`
+	PythonP50Us    float64 `json:"python_p50_us"`
+	GoP999Us       float64 `json:"go_p999_us"`
+	PythonP999Us   float64 `json:"python_p999_us"`
+	Ratio          float64 `json:"ratio"`     // go_ops_per_s / python_ops_per_s
+	RatioMin       float64 `json:"ratio_min"` // over the rounds, round i of Go against round i of Python
+	RatioMax       float64 `json:"ratio_max"`
+	Target         float64 `json:"target,omitempty"` // required ratio (0: reference row, no target)
+	Met            *bool   `json:"met,omitempty"`
+	MemcpyFraction float64 `json:"go_memcpy_fraction,omitempty"` // large pages: go_gbps / Go memcpy GB/s of the same shape
+	MemcpyTarget   float64 `json:"memcpy_target,omitempty"`
+	MemcpyMet      *bool   `json:"memcpy_met,omitempty"`
+	Rounds         int     `json:"rounds"`
+	Case           Case    `json:"case"`
+}
+
+type compareOpts struct {
+	goFiles, pyFiles []string
+	out, png, md     string
+	command          string
+}
+
+func runCompare(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("mcbench compare", flag.ContinueOnError)
+	var gofl, pyfl string
+	o := compareOpts{}
+	fs.StringVar(&gofl, "go", "", "Go run JSON files (comma-separated, globs allowed), one per round")
+	fs.StringVar(&pyfl, "python", "", "Python run JSON files (comma-separated, globs allowed), one per round")
+	fs.StringVar(&o.out, "out", "", "write the rows as JSON here (docs/benchmarks.json)")
+	fs.StringVar(&o.png, "png", "", "write the chart here (docs/benchmarks.png)")
+	fs.StringVar(&o.md, "md", "", "replace the table section of this Markdown file (between <!-- mcbench:begin --> and <!-- mcbench:end -->)")
+	fs.StringVar(&o.command, "command", "", "the command that produced the runs, quoted in the report")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: mcbench compare -go 'out/go-*.json' -python 'out/py-*.json' [-out F] [-png F] [-md F]\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if o.goFiles, err = expand(gofl); err != nil {
+		return err
+	}
+	if o.pyFiles, err = expand(pyfl); err != nil {
+		return err
+	}
+	if len(o.goFiles) == 0 || len(o.pyFiles) == 0 {
+		return errors.New("compare needs -go and -python run files")
+	}
+	goRuns, err := loadRuns(o.goFiles, "go")
+	if err != nil {
+		return err
+	}
+	pyRuns, err := loadRuns(o.pyFiles, "python")
+	if err != nil {
+		return err
+	}
+	rows, err := compareRuns(goRuns, pyRuns)
+	if err != nil {
+		return err
+	}
+	meta := reportMeta(goRuns, pyRuns, o.command)
+	table := markdownTable(rows, meta)
+	fmt.Fprint(stdout, table)
+	if o.out != "" {
+		data, err := json.MarshalIndent(rows, "", " ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.out, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if o.png != "" {
+		if err := writeChart(o.png, rows, meta); err != nil {
+			return err
+		}
+	}
+	if o.md != "" {
+		if err := replaceSection(o.md, table); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func expand(list string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		m, err := filepath.Glob(f)
+		if err != nil {
+			return nil, err
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("no file matches %q", f)
+		}
+		out = append(out, m...)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func loadRuns(files []string, client string) ([]Run, error) {
+	var runs []Run
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var r Run
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if r.Schema != schema {
+			return nil, fmt.Errorf("%s: schema %q, want %q", f, r.Schema, schema)
+		}
+		if r.Client != client {
+			return nil, fmt.Errorf("%s: a %q run given as %s", f, r.Client, client)
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Targets (issue 5), as Go/Python keys/s ratios.
+const (
+	targetMultiSmall = 1.3 // 128 keys × 61 buffers × 1152 B
+	targetZcopy4K    = 1.1 // 1024 × 4 KiB zero-copy batches
+	targetOther      = 1.0
+	targetMemcpy     = 0.9 // large pages: Go GB/s / Go memcpy GB/s
+)
+
+// targetFor returns the ratio target of a case (0 for reference rows) and
+// the memcpy shape a large-page case is held against ("" if none).
+func targetFor(c Case) (float64, string) {
+	if c.Scenario == scMemcpy {
+		return 0, ""
+	}
+	if c.Buffers == 61 && c.BufSize == 1152 && c.Batch == 128 {
+		return targetMultiSmall, ""
+	}
+	if c.API == apiZcopy && c.ValueSize == 4096 && c.Batch == 1024 {
+		return targetZcopy4K, ""
+	}
+	if c.Buffers == 61 && c.BufSize == 73728 && c.Batch == 16 && c.Scenario != scHiExists {
+		return targetOther, fmt.Sprintf("%s/%s", scMemcpy, Shape{c.Batch, c.Buffers, c.BufSize})
+	}
+	return targetOther, ""
+}
+
+func compareRuns(goRuns, pyRuns []Run) ([]Row, error) {
+	type series struct {
+		c            Case
+		ops, gbps    []float64
+		p50, p99, p9 []float64
+	}
+	collect := func(runs []Run) (map[string]*series, []string, error) {
+		m := map[string]*series{}
+		var order []string
+		for ri, r := range runs {
+			for _, res := range r.Results {
+				s := m[res.Name]
+				if s == nil {
+					if ri > 0 {
+						return nil, nil, fmt.Errorf("case %s is not in every %s run", res.Name, r.Client)
+					}
+					s = &series{c: res.Case}
+					m[res.Name] = s
+					order = append(order, res.Name)
+				} else if s.c != res.Case {
+					return nil, nil, fmt.Errorf("case %s has different parameters in different %s runs", res.Name, r.Client)
+				}
+				s.ops = append(s.ops, res.OpsPerSec)
+				s.gbps = append(s.gbps, res.GBps)
+				s.p50 = append(s.p50, res.P50Us)
+				s.p99 = append(s.p99, res.P99Us)
+				s.p9 = append(s.p9, res.P999Us)
+			}
+		}
+		for name, s := range m {
+			if len(s.ops) != len(runs) {
+				return nil, nil, fmt.Errorf("case %s is not in every %s run", name, runs[0].Client)
+			}
+		}
+		return m, order, nil
+	}
+	gm, order, err := collect(goRuns)
+	if err != nil {
+		return nil, err
+	}
+	pm, _, err := collect(pyRuns)
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, name := range order {
+		g, p := gm[name], pm[name]
+		if p == nil {
+			return nil, fmt.Errorf("case %s is in the Go runs but not in the Python runs", name)
+		}
+		if g.c != p.c {
+			return nil, fmt.Errorf("case %s: the Go and Python runs used different parameters (%+v vs %+v)", name, g.c, p.c)
+		}
+		r := Row{Scenario: name, Case: g.c, Rounds: min(len(g.ops), len(p.ops)),
+			GoOpsPerSec: median(g.ops), PythonOpsPerS: median(p.ops), GoGBps: median(g.gbps), PythonGBps: median(p.gbps),
+			GoP50Us: median(g.p50), PythonP50Us: median(p.p50), GoP99Us: median(g.p99), PythonP99Us: median(p.p99),
+			GoP999Us: median(g.p9), PythonP999Us: median(p.p9)}
+		if r.PythonOpsPerS > 0 {
+			r.Ratio = r.GoOpsPerSec / r.PythonOpsPerS
+		}
+		for i := 0; i < r.Rounds; i++ {
+			if p.ops[i] <= 0 {
+				continue
+			}
+			q := g.ops[i] / p.ops[i]
+			if r.RatioMin == 0 || q < r.RatioMin {
+				r.RatioMin = q
+			}
+			r.RatioMax = max(r.RatioMax, q)
+		}
+		rows = append(rows, r)
+	}
+	for name := range pm {
+		if gm[name] == nil {
+			return nil, fmt.Errorf("case %s is in the Python runs but not in the Go runs", name)
+		}
+	}
+	memcpy := map[string]float64{}
+	for _, r := range rows {
+		if r.Case.Scenario == scMemcpy {
+			memcpy[r.Scenario] = r.GoGBps
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		t, ref := targetFor(r.Case)
+		if t > 0 {
+			r.Target = t
+			met := r.Ratio >= t
+			r.Met = &met
+		}
+		if ref != "" && memcpy[ref] > 0 {
+			r.MemcpyFraction = r.GoGBps / memcpy[ref]
+			r.MemcpyTarget = targetMemcpy
+			met := r.MemcpyFraction >= targetMemcpy
+			r.MemcpyMet = &met
+		}
+	}
+	return rows, nil
+}
+
+type meta struct {
+	rounds         int
+	goEng, pyEng   string
+	goVer, pyVer   string
+	host           map[string]any
+	started, ended string
+	command        string
+	params         map[string]any
+}
+
+func reportMeta(goRuns, pyRuns []Run, command string) meta {
+	m := meta{rounds: min(len(goRuns), len(pyRuns)), command: command}
+	m.goEng, m.goVer, m.host, m.params = goRuns[0].Engine, goRuns[0].Version, goRuns[0].Host, goRuns[0].Params
+	m.pyEng, m.pyVer = pyRuns[0].Engine, pyRuns[0].Version
+	all := append(append([]Run{}, goRuns...), pyRuns...)
+	for _, r := range all {
+		if m.started == "" || r.Started < m.started {
+			m.started = r.Started
+		}
+		if r.Started > m.ended {
+			m.ended = r.Started
+		}
+	}
+	return m
+}
+
+func fmtRatio(v float64) string { return fmt.Sprintf("%.2f×", v) }
+
+func markdownTable(rows []Row, m meta) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured %s (first run started) with %d rounds per client, alternating Go, Python, Go, Python, …; every number is the median over the rounds.\n\n",
+		m.started, m.rounds)
+	fmt.Fprintf(&b, "- Go: %s engine, %s\n- Python: %s\n", m.goEng, m.goVer, m.pyVer)
+	if cpu, ok := m.host["cpu"].(string); ok {
+		fmt.Fprintf(&b, "- Machine: %s, %v CPUs, %.0f GiB RAM, %v/%v\n", cpu, m.host["cpus"], toF(m.host["mem_bytes"])/(1<<30), m.host["os"], m.host["arch"])
+	}
+	if m.params != nil {
+		fmt.Fprintf(&b, "- Cluster: %v, protocol %v, segment %.0f MiB per client, local buffer %.0f MiB; %.1f s measured per time-based case after %.1f s warm-up\n",
+			m.params["master"], m.params["protocol"], toF(m.params["segment"])/(1<<20), toF(m.params["local_buffer"])/(1<<20),
+			toF(m.params["duration_s"]), toF(m.params["warmup_s"]))
+	}
+	if m.command != "" {
+		fmt.Fprintf(&b, "- Command: `%s`\n", m.command)
+	}
+	b.WriteString("\n| case | Go keys/s | Python keys/s | Go/Python | rounds range | Go GB/s | Python GB/s | Go p99 µs | Python p99 µs | target | met |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|:-:|\n")
+	var missed []string
+	for _, r := range rows {
+		target, met := "reference", ""
+		if r.Target > 0 {
+			target = "≥ " + fmtRatio(r.Target)
+			met = "yes"
+			if !*r.Met {
+				met = "**no**"
+				missed = append(missed, fmt.Sprintf("`%s`: %s < %s", r.Scenario, fmtRatio(r.Ratio), fmtRatio(r.Target)))
+			}
+		}
+		if r.MemcpyMet != nil {
+			target += fmt.Sprintf("; ≥ %.0f%% memcpy (%.0f%%)", r.MemcpyTarget*100, r.MemcpyFraction*100)
+			if !*r.MemcpyMet {
+				met = "**no**"
+				missed = append(missed, fmt.Sprintf("`%s`: %.0f%% of memcpy < %.0f%%", r.Scenario, r.MemcpyFraction*100, r.MemcpyTarget*100))
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s–%s | %.3f | %.3f | %s | %s | %s | %s |\n", r.Scenario, num(r.GoOpsPerSec),
+			num(r.PythonOpsPerS), fmtRatio(r.Ratio), fmtRatio(r.RatioMin), fmtRatio(r.RatioMax), r.GoGBps, r.PythonGBps,
+			num(r.GoP99Us), num(r.PythonP99Us), target, met)
+	}
+	b.WriteString("\n")
+	if len(missed) == 0 {
+		b.WriteString("Every target is met.\n")
+	} else {
+		fmt.Fprintf(&b, "Targets missed (%d):\n\n", len(missed))
+		for _, s := range missed {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
+	}
+	return b.String()
+}
+
+func toF(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case json.Number:
+		f, _ := x.Float64()
+		return f
+	}
+	return 0
+}
+
+const (
+	mdBegin = "<!-- mcbench:begin -->"
+	mdEnd   = "<!-- mcbench:end -->"
+)
+
+// replaceSection puts text between the markers of the Markdown file.
+func replaceSection(path, text string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(data)
+	i, j := strings.Index(s, mdBegin), strings.Index(s, mdEnd)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s: no %s ... %s section", path, mdBegin, mdEnd)
+	}
+	out := s[:i+len(mdBegin)] + "\n<!-- generated by mcbench compare on " + time.Now().UTC().Format(time.RFC3339) +
+		"; do not edit by hand -->\n\n" + text + "\n" + s[j:]
+	return os.WriteFile(path, []byte(out), 0o644)
+}
