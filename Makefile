@@ -9,8 +9,9 @@
 #
 # Against real Mooncake (an upstream build you made; see README):
 #   make native      MOONCAKE_PREFIX=/path/to/Mooncake   build build/native/libmcgo_native.so
-#   make test-native MOONCAKE_PREFIX=...   conformance + hostcache end-to-end
-#                                          (+ Python interop) on a loopback cluster
+#   make test-native MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=<dir with mooncake/>]
+#                    conformance + hostcache end-to-end + Python interop
+#                    on a loopback cluster
 #   make demo-native MOONCAKE_PREFIX=...   the demo on a loopback cluster
 
 GO        ?= go
@@ -89,6 +90,12 @@ clean:
 
 NATIVE_DIR := $(abspath $(BUILD))/native
 NATIVE_ENV := CGO_LDFLAGS="-L$(NATIVE_DIR) -Wl,-rpath,$(NATIVE_DIR)" MOONCAKE_PREFIX="$(MOONCAKE_PREFIX)"
+# Where upstream's Python package (mooncake.store) is importable from: the
+# interop test then runs, and must pass. Without it, the interop test skips
+# and says why.
+ifneq ($(MOONCAKE_PYTHONPATH),)
+NATIVE_ENV += MCGO_PYTHONPATH="$(MOONCAKE_PYTHONPATH)" MCGO_REQUIRE_PYTHON=1
+endif
 CLUSTER    := $(GO) run ./scripts/cluster
 
 require-mooncake:
