@@ -123,3 +123,33 @@ test-native: native
 
 demo-native: native
 	$(NATIVE_ENV) $(CLUSTER) -- $(GO) run -tags mooncake_native ./cmd/mooncake-demo $(DEMO_ARGS)
+
+# ---- benchmarks against upstream's Python client -------------------------------
+#
+#   make bench-compare MOONCAKE_PREFIX=/path/to/Mooncake MOONCAKE_PYTHONPATH=<dir with mooncake/>
+#                      [BENCH_ROUNDS=3] [BENCH_ARGS="-duration 2s ..."] [PYTHON=python3]
+#       starts a loopback cluster, runs cmd/mcbench (native) and
+#       scripts/bench_python.py in turn (A B A B, BENCH_ROUNDS rounds, same
+#       flags), and writes docs/benchmarks.{json,png}, the table in
+#       docs/benchmarks.md and every run's JSON in docs/benchmarks-runs/.
+#   make bench-python  MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=...] [BENCH_ARGS=...]
+#       the Python side alone, on a loopback cluster.
+#   go run ./cmd/mcbench [-quick]   the Go side alone, on the embedded engine.
+
+.PHONY: bench-compare bench-python
+
+PYTHON       ?= python3
+BENCH_ROUNDS ?= 3
+BENCH_ARGS   ?=
+BENCH_BIN    := $(abspath $(BUILD))/bench/mcbench-native
+BENCH_PYENV  := $(if $(MOONCAKE_PYTHONPATH),PYTHONPATH="$(MOONCAKE_PYTHONPATH)")
+
+bench-compare: native
+	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BENCH_BIN) ./cmd/mcbench
+	$(NATIVE_ENV) $(BENCH_PYENV) MCBENCH=$(BENCH_BIN) PYTHON="$(PYTHON)" BENCH_ROUNDS=$(BENCH_ROUNDS) \
+	  BENCH_ARGS="$(BENCH_ARGS)" \
+	  BENCH_COMMAND="make bench-compare MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH) BENCH_ROUNDS=$(BENCH_ROUNDS)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
+	  $(CLUSTER) -- scripts/bench_compare.sh
+
+bench-python: require-mooncake
+	$(NATIVE_ENV) $(BENCH_PYENV) $(CLUSTER) -- $(PYTHON) scripts/bench_python.py $(BENCH_ARGS)

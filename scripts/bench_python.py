@@ -804,8 +804,9 @@ def build_parser():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     a = ap.add_argument
-    a("--master", "-master", default=os.environ.get("MOONCAKE_MASTER", ""), help="master RPC address (required to run)")
-    a("--metadata", "-metadata", default="", help="metadata server, e.g. http://127.0.0.1:8080/metadata")
+    a("--master", "-master", default=os.environ.get("MOONCAKE_MASTER", ""), help="master RPC address (default $MOONCAKE_MASTER; required to run)")
+    a("--metadata", "-metadata", default=os.environ.get("MOONCAKE_TE_META_DATA_SERVER", ""),
+      help="metadata server, e.g. http://127.0.0.1:8080/metadata (default $MOONCAKE_TE_META_DATA_SERVER)")
     a("--hostname", "-hostname", default="127.0.0.1", help="this client's local_hostname")
     a("--protocol", "-protocol", default="tcp", help="tcp or rdma")
     a("--device", "-device", default="", help="RDMA device list")
