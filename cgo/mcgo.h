@@ -13,7 +13,9 @@
  *   - Return codes are Mooncake ErrorCode values (0 = OK, negative = error).
  *   - Keys cross packed: one byte buffer `keys` plus `key_offsets[n+1]`;
  *     key i is the bytes keys[key_offsets[i] .. key_offsets[i+1]). Keys are
- *     not NUL-terminated and must be non-empty.
+ *     not NUL-terminated. An empty key is never stored: puts report
+ *     MCGO_INVALID_PARAMS for it; reads report it missing
+ *     (MCGO_OBJECT_NOT_FOUND, or 0 from the existence calls), as upstream.
  *   - Addresses cross as pointer-free integer arrays (uintptr_t). They name
  *     memory the caller owns (registered host memory for zero-copy calls).
  *   - Multi-buffer lists cross in CSR form: flat `addrs[]`, flat `sizes[]`
@@ -53,10 +55,13 @@ extern "C" {
 #define MCGO_NO_AVAILABLE_HANDLE (-200)
 #define MCGO_INVALID_KEY (-400)
 #define MCGO_INVALID_PARAMS (-600)
+#define MCGO_INVALID_REPLICA (-702)
+#define MCGO_REPLICA_IS_NOT_READY (-703) /* the object is still being written */
 #define MCGO_OBJECT_NOT_FOUND (-704)
 #define MCGO_OBJECT_ALREADY_EXISTS (-705)
 #define MCGO_OBJECT_HAS_LEASE (-706)
 #define MCGO_TRANSFER_FAIL (-800)
+#define MCGO_RPC_FAIL (-900)
 #define MCGO_UNAVAILABLE_IN_CURRENT_STATUS (-1010)
 #define MCGO_NOT_SUPPORTED (-1012)
 
@@ -109,7 +114,8 @@ void mcgo_destroy(mcgo_store *s);
  * NULL). Calling setup twice returns MCGO_INVALID_PARAMS. */
 int32_t mcgo_setup(mcgo_store *s, const mcgo_config *cfg, char *errmsg,
                    size_t errmsg_cap);
-/* 0 when the client is set up and its master answers. */
+/* 0 when the client is set up and its master answers; MCGO_INVALID_PARAMS
+ * when it is not set up; MCGO_RPC_FAIL when the master does not answer. */
 int32_t mcgo_health_check(mcgo_store *s);
 /* Writes the client's hostname (its segment name) into buf (NUL-terminated,
  * truncated to buf_cap) and its full length into *len. */
@@ -126,20 +132,30 @@ int32_t mcgo_unregister_buffer(mcgo_store *s, uintptr_t addr);
 /* ---- copying single-key calls -------------------------------------------- */
 
 /* Stores size bytes from data (any memory, copied during the call).
- * Write-once: an existing key is kept and 0 is returned. */
+ * Write-once: an existing key is kept and 0 is returned. The copy is staged
+ * in the client's local buffer: size 0, or a size larger than
+ * local_buffer_size, is MCGO_INVALID_PARAMS. */
 int32_t mcgo_put(mcgo_store *s, const char *key, size_t key_len,
                  const void *data, uint64_t size, mcgo_replicate_config cfg);
 /* Like mcgo_put but replaces an existing object. */
 int32_t mcgo_upsert(mcgo_store *s, const char *key, size_t key_len,
                     const void *data, uint64_t size, mcgo_replicate_config cfg);
 /* Copies the object into dst (any memory). Returns its size in bytes, or an
- * error. When dst_cap is smaller than the object returns
- * MCGO_BUFFER_OVERFLOW and stores the object size in *object_size (if not
- * NULL) so the caller can retry. */
+ * error. *object_size (if not NULL) receives the object size whenever it is
+ * known; when dst_cap is smaller than the object, MCGO_BUFFER_OVERFLOW is
+ * returned so the caller can retry with a larger dst. The object is staged
+ * in the client's local buffer: one larger than local_buffer_size is
+ * MCGO_INVALID_PARAMS. */
 int64_t mcgo_get(mcgo_store *s, const char *key, size_t key_len, void *dst,
                  uint64_t dst_cap, uint64_t *object_size);
 
 /* ---- zero-copy single-key calls ------------------------------------------ */
+
+/* Zero-copy calls read or write [addr, addr+size) directly. Over RDMA (and
+ * in the embedded engine) every buffer must lie inside one registered region
+ * or the local buffer, else the key fails with MCGO_TRANSFER_FAIL; upstream's
+ * TCP transport does not check. put_from / upsert_from of size 0 store
+ * nothing and return 0 (upstream's early return). */
 
 int32_t mcgo_put_from(mcgo_store *s, const char *key, size_t key_len,
                       uintptr_t addr, uint64_t size, mcgo_replicate_config cfg);
@@ -170,7 +186,11 @@ int32_t mcgo_batch_get_into(mcgo_store *s, const char *keys,
                             int64_t *results);
 
 /* Multi-buffer (CSR) variants. buf_offsets has n+1 entries, buf_offsets[0]
- * == 0, non-decreasing; buf_offsets[n] is the length of addrs and sizes. */
+ * == 0, non-decreasing; buf_offsets[n] is the length of addrs and sizes.
+ * Zero-size buffers inside a list are allowed and skipped; a key whose
+ * buffers total 0 bytes is MCGO_INVALID_PARAMS. prefer_alloc_in_same_node
+ * is accepted only with replica_num 1 (else every key is
+ * MCGO_INVALID_PARAMS); the single-buffer puts refuse it altogether. */
 int32_t mcgo_batch_put_from_multi_buffers(
     mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
     const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
