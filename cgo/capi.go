@@ -301,11 +301,13 @@ func bytesPtr(b []byte) unsafe.Pointer {
 	return unsafe.Pointer(unsafe.SliceData(b))
 }
 
+// keysPtr never returns NULL for a non-empty key list, even when every key
+// is empty (the engines refuse a NULL key buffer).
 func keysPtr(k *Keys) *C.char {
-	if len(k.Buf) == 0 {
+	if cap(k.Buf) == 0 {
 		return nil
 	}
-	return (*C.char)(unsafe.Pointer(unsafe.SliceData(k.Buf)))
+	return (*C.char)(unsafe.Pointer(unsafe.SliceData(k.Buf[:1])))
 }
 
 func offsPtr(o []uint64) *C.uint64_t {

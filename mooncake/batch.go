@@ -50,8 +50,8 @@ func (c *client) packKeys(keys []string) *keyScratch {
 		total += len(k)
 	}
 	buf := ks.k.Buf[:0]
-	if cap(buf) < total {
-		buf = make([]byte, 0, total)
+	if cap(buf) < total || cap(buf) == 0 {
+		buf = make([]byte, 0, max(total, 64))
 	}
 	offs := ks.k.Offsets[:0]
 	if cap(offs) < len(keys)+1 {

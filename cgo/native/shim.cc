@@ -385,7 +385,10 @@ static int32_t BatchWrite(mcgo_store *s, const char *keys,
       return rc;
     }
     mooncake::ReplicateConfig rc;
-    if (addrs == nullptr || sizes == nullptr || !ToReplicate(cfg, &rc)) {
+    // Upstream fails every key of a single-buffer batch put that asks for
+    // same-node allocation; like the embedded engine, refuse the call.
+    if (addrs == nullptr || sizes == nullptr || !ToReplicate(cfg, &rc) ||
+        rc.prefer_alloc_in_same_node) {
       return Refuse(results, n, MCGO_INVALID_PARAMS);
     }
     auto k = Keys(keys, key_offsets, n);
@@ -442,7 +445,10 @@ static int32_t BatchWriteMulti(mcgo_store *s, const char *keys,
       return rc;
     }
     mooncake::ReplicateConfig rc;
-    if (!CsrOk(addrs, sizes, buf_offsets, n) || !ToReplicate(cfg, &rc)) {
+    // Upstream fails every key when same-node allocation asks for more than
+    // one replica; like the embedded engine, refuse the call.
+    if (!CsrOk(addrs, sizes, buf_offsets, n) || !ToReplicate(cfg, &rc) ||
+        (rc.prefer_alloc_in_same_node && rc.replica_num != 1)) {
       return Refuse(results, n, MCGO_INVALID_PARAMS);
     }
     std::vector<std::vector<void *>> ptrs;

@@ -50,6 +50,13 @@ var conformanceTests = []struct {
 	{"ReplicateConfig", testReplicateConfig},
 	{"Capacity", testCapacity},
 	{"SmallSegmentRefused", testSmallSegmentRefused},
+	{"ExistsGrantsLease", testExistsGrantsLease},
+	{"EmptyKey", testEmptyKey},
+	{"LocalBufferLimit", testLocalBufferLimit},
+	{"DuplicateKeysInBatch", testDuplicateKeysInBatch},
+	{"SameNodeRules", testSameNodeRules},
+	{"ZeroSizeBuffersInList", testZeroSizeBuffersInList},
+	{"RegexIsPartialMatch", testRegexIsPartialMatch},
 	{"Concurrency", testConcurrency},
 	{"CloseDuringCalls", testCloseDuringCalls},
 }
@@ -784,6 +791,133 @@ func testSmallSegmentRefused(t *testing.T, c *Cluster) {
 	got, err := owner.Get(k)
 	require.NoError(t, err)
 	assert.Equal(t, "x", string(got))
+}
+
+// Upstream's master grants the read lease on every lookup that finds an
+// object: existence and size queries too, not only gets.
+func testExistsGrantsLease(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	for name, lookup := range map[string]func(string) error{
+		"IsExist": func(k string) error { _, err := st.IsExist(k); return err },
+		"GetSize": func(k string) error { _, err := st.GetSize(k); return err },
+		"BatchIsExist": func(k string) error {
+			_, err := st.BatchIsExist([]string{k}, nil)
+			return err
+		},
+	} {
+		k := Key(t, name)
+		require.NoError(t, st.Put(k, []byte("v")))
+		require.NoError(t, lookup(k))
+		isCode(t, st.Remove(k, false), mooncake.ErrObjectHasLease, name, " grants a lease")
+		require.NoError(t, st.Remove(k, true))
+	}
+}
+
+func testEmptyKey(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, st, 1<<16)
+	isCode(t, st.Put("", []byte("x")), mooncake.ErrInvalidParams, "copying put")
+	isCode(t, st.PutFrom("", mem.Addr(), 8), mooncake.ErrInvalidParams, "zero-copy put")
+	res, err := st.BatchPutFrom([]string{"", Key(t, "ok")}, []uintptr{mem.Addr(), mem.Addr()}, []uint64{8, 8}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{int64(mooncake.ErrInvalidParams), 0}, res, "only the empty key fails")
+	// Reads treat it as missing.
+	_, err = st.Get("")
+	isCode(t, err, mooncake.ErrObjectNotFound)
+	ok, err := st.IsExist("")
+	require.NoError(t, err)
+	assert.False(t, ok)
+	ex, err := st.BatchIsExist([]string{""}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0}, ex)
+}
+
+// The copying calls stage objects in the client's local buffer.
+func testLocalBufferLimit(t *testing.T, c *Cluster) {
+	st := c.Open(t, func(cfg *mooncake.Config) { cfg.LocalBufferSize = 1 << 20 })
+	mem := Memory(t, st, 4<<20)
+	big := make([]byte, 2<<20)
+	isCode(t, st.Put(Key(t, "big"), big), mooncake.ErrInvalidParams, "copying put larger than the local buffer")
+	k := Key(t, "zero-copy")
+	require.NoError(t, st.PutFrom(k, mem.Addr(), 2<<20), "zero-copy puts are not limited by it")
+	_, err := st.Get(k)
+	isCode(t, err, mooncake.ErrInvalidParams, "copying get of an object larger than the local buffer")
+	n, err := st.GetInto(k, mem.Addr()+2<<20, 2<<20)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2<<20, n)
+}
+
+// Duplicate keys in one batch put: every occurrence reports 0; the stored
+// value is that of the key's last buffer (upstream keeps slices in a per-key
+// map).
+func testDuplicateKeysInBatch(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, st, 1<<16)
+	b := mem.Bytes()
+	copy(b[0:], "first!")
+	copy(b[4096:], "second")
+	k := Key(t, "dup")
+	res, err := st.BatchPutFrom([]string{k, k}, []uintptr{mem.Addr(), mem.Addr() + 4096}, []uint64{6, 6}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 0}, res)
+	got, err := st.Get(k)
+	require.NoError(t, err)
+	assert.Equal(t, "second", string(got))
+}
+
+func testSameNodeRules(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, st, 1<<16)
+	same := st.WithReplicateConfig(mooncake.ReplicateConfig{PreferAllocInSameNode: true})
+	isCode(t, same.Put(Key(t, "copy"), []byte("x")), mooncake.ErrInvalidParams, "copying put")
+	isCode(t, same.PutFrom(Key(t, "zc"), mem.Addr(), 64), mooncake.ErrInvalidParams, "put_from")
+	_, err := same.BatchPutFrom([]string{Key(t, "b")}, []uintptr{mem.Addr()}, []uint64{64}, nil)
+	isCode(t, err, mooncake.ErrInvalidParams, "batch_put_from refuses the call")
+	two := st.WithReplicateConfig(mooncake.ReplicateConfig{PreferAllocInSameNode: true, ReplicaNum: 2})
+	_, err = two.BatchPutFromMultiBuffers([]string{Key(t, "m2")}, []uintptr{mem.Addr()}, []uint64{64}, []uint64{0, 1}, nil)
+	isCode(t, err, mooncake.ErrInvalidParams, "multi-buffer put with two replicas on the same node")
+	keys := Keys(t, "multi", 2)
+	res, err := same.BatchPutFromMultiBuffers(keys, []uintptr{mem.Addr(), mem.Addr() + 64}, []uint64{64, 64}, []uint64{0, 1, 2}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 0}, res, "multi-buffer puts accept it with one replica")
+	res, err = same.BatchGetIntoMultiBuffers(keys, []uintptr{mem.Addr() + 4096, mem.Addr() + 8192}, []uint64{64, 64}, []uint64{0, 1, 2}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{64, 64}, res)
+}
+
+func testZeroSizeBuffersInList(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, st, 1<<16)
+	b := mem.Bytes()
+	copy(b, "abcdef")
+	k := Key(t, "k")
+	res, err := st.BatchPutFromMultiBuffers([]string{k}, []uintptr{mem.Addr(), mem.Addr() + 3, mem.Addr() + 3}, []uint64{3, 0, 3}, []uint64{0, 3}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0}, res)
+	got, err := st.Get(k)
+	require.NoError(t, err)
+	assert.Equal(t, "abcdef", string(got))
+	dst := mem.Addr() + 4096
+	res, err = st.BatchGetIntoMultiBuffers([]string{k}, []uintptr{dst, dst + 10, dst + 2}, []uint64{2, 0, 4}, []uint64{0, 3}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{6}, res)
+	assert.Equal(t, "ab", string(b[4096:4098]))
+	assert.Equal(t, "cdef", string(b[4098:4102]))
+}
+
+func testRegexIsPartialMatch(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	keys := Keys(t, "item", 3)
+	for _, k := range keys {
+		require.NoError(t, st.Put(k, []byte("v")))
+	}
+	// No anchors: the pattern matches anywhere in the key.
+	n, err := st.RemoveByRegex(regexp.QuoteMeta(runID)+".*item-1$", false)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, n)
+	ex, err := st.BatchIsExist(keys, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 0, 1}, ex)
 }
 
 func testConcurrency(t *testing.T, c *Cluster) {
