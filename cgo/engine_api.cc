@@ -5,7 +5,6 @@
 // keys / CSR buffer lists, and catches every C++ exception, reporting it as
 // MCGO_INTERNAL_ERROR. Whole-call refusals also fill every results[i].
 
-#include <cstring>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -14,25 +13,24 @@
 
 #include "engine_client.h"
 #include "mcgo.h"
+#include "mcgo_args.h"
 
 namespace {
 
+// Argument checks shared with the native shim (cgo/mcgo_args.h), so that
+// both engines refuse exactly the same inputs.
+using mcgo_args::CsrOk;
+using mcgo_args::KeyAt;
+using mcgo_args::KeyOk;
+using mcgo_args::KeysOk;
+using mcgo_args::MakeKey;
+using mcgo_args::Refuse;
+using mcgo_args::WriteMessage;
 using mcgo_engine::BufferList;
 using mcgo_engine::IsReady;
 using mcgo_engine::PlacementConfig;
 using mcgo_engine::ReadOp;
 using mcgo_engine::WriteOp;
-
-void Fill(int64_t *results, size_t n, int64_t code) {
-  if (results == nullptr) return;
-  for (size_t i = 0; i < n; ++i) results[i] = code;
-}
-
-// Whole-call refusal.
-int32_t Refuse(int64_t *results, size_t n, int32_t code) {
-  Fill(results, n, code);
-  return code;
-}
 
 template <typename R, typename F>
 R Guarded(R on_error, F &&body) noexcept {
@@ -52,60 +50,14 @@ int32_t GuardedBatch(int64_t *results, size_t n, F &&body) noexcept {
   }
 }
 
-void WriteMessage(char *buf, size_t cap, const std::string &msg) {
-  if (buf == nullptr || cap == 0) return;
-  const size_t n = msg.size() < cap - 1 ? msg.size() : cap - 1;
-  std::memcpy(buf, msg.data(), n);
-  buf[n] = '\0';
-}
-
+// Replication options: replica_num 0 means 1 (engine_cluster.cc, 20); the
+// preferred segment names are split by mcgo_args::ParseSegments.
 int32_t ParseConfig(const mcgo_replicate_config &in, PlacementConfig *out) {
   out->replica_num = in.replica_num == 0 ? 1 : in.replica_num;
   out->prefer_same_node = in.prefer_alloc_in_same_node != 0;
-  out->preferred_segments.clear();
-  if (in.preferred_segment_count == 0) return MCGO_OK;
-  if (in.preferred_segments == nullptr) return MCGO_INVALID_PARAMS;
-  const char *p = in.preferred_segments;
-  uint64_t left = in.preferred_segments_len;
-  for (uint32_t k = 0; k < in.preferred_segment_count; ++k) {
-    const void *nul = left > SIZE_MAX ? std::memchr(p, 0, SIZE_MAX)
-                                      : std::memchr(p, 0, static_cast<size_t>(left));
-    if (nul == nullptr) return MCGO_INVALID_PARAMS;  // fewer names than count
-    const size_t len = static_cast<size_t>(static_cast<const char *>(nul) - p);
-    out->preferred_segments.emplace_back(p, len);
-    p += len + 1;
-    left -= len + 1;
-  }
-  return MCGO_OK;
-}
-
-// Single key: NULL is allowed only for the empty key.
-bool KeyOk(const char *key, size_t len) { return key != nullptr || len == 0; }
-std::string MakeKey(const char *key, size_t len) {
-  return len == 0 ? std::string() : std::string(key, len);
-}
-
-// Packed keys: keys and key_offsets non-NULL, offsets non-decreasing.
-bool KeysOk(const char *keys, const uint64_t *off, size_t n) {
-  if (keys == nullptr || off == nullptr) return false;
-  for (size_t i = 0; i < n; ++i) {
-    if (off[i + 1] < off[i]) return false;
-  }
-  return true;
-}
-std::string KeyAt(const char *keys, const uint64_t *off, size_t i) {
-  return std::string(keys + off[i], static_cast<size_t>(off[i + 1] - off[i]));
-}
-
-// CSR buffer list: buf_offsets[0] == 0, non-decreasing; addrs and sizes
-// non-NULL when there is at least one buffer.
-bool CsrOk(const uintptr_t *addrs, const uint64_t *sizes,
-           const uint64_t *bo, size_t n) {
-  if (bo == nullptr || bo[0] != 0) return false;
-  for (size_t i = 0; i < n; ++i) {
-    if (bo[i + 1] < bo[i]) return false;
-  }
-  return bo[n] == 0 || (addrs != nullptr && sizes != nullptr);
+  return mcgo_args::ParseSegments(in, &out->preferred_segments)
+             ? MCGO_OK
+             : MCGO_INVALID_PARAMS;  // fewer names than count
 }
 
 int32_t SingleWrite(mcgo_store *s, const char *key, size_t key_len,

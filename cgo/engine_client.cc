@@ -12,6 +12,9 @@
 namespace mcgo_engine {
 namespace {
 
+// The smallest segment upstream mounts: one slab of its allocator.
+constexpr uint64_t kMinSegmentSize = 16ull << 20;
+
 const void *AsPtr(uintptr_t addr) { return reinterpret_cast<const void *>(addr); }
 void *AsMutablePtr(uintptr_t addr) { return reinterpret_cast<void *>(addr); }
 
@@ -55,6 +58,15 @@ int32_t Setup(mcgo_store *s, const mcgo_config &cfg, std::string *err) {
   const std::string host = cfg.local_hostname ? cfg.local_hostname : "";
   if (host.empty()) {
     *err = "local_hostname is empty";
+    return MCGO_INVALID_PARAMS;
+  }
+  // Upstream allocates a mounted segment with its slab allocator, which
+  // refuses anything smaller than one slab (16 MiB): setup then fails with
+  // INVALID_PARAMS ("Total size must be at least 16777216",
+  // client_buffer_allocation.cpp). 0 mounts nothing and is fine.
+  if (cfg.global_segment_size > 0 && cfg.global_segment_size < kMinSegmentSize) {
+    *err = "global_segment_size " + std::to_string(cfg.global_segment_size) +
+           " is below 16 MiB, the smallest segment Mooncake mounts (0 mounts none)";
     return MCGO_INVALID_PARAMS;
   }
 

@@ -121,6 +121,15 @@
 //     addresses are bracketed first ("[::1]:17000", buildHostNameWithPort).
 // 20. replica_num 0 is treated as 1 (our ABI; upstream PutStart rejects 0).
 //     with_soft_pin / with_hard_pin are accepted and ignored (no eviction).
+// 21. global_segment_size: 0 mounts no segment; any other size below 16 MiB
+//     (16777216 bytes, one cachelib slab) fails setup with -600 and a
+//     message naming global_segment_size. Upstream allocates the segment
+//     with allocate_buffer_allocator_memory, which refuses anything smaller
+//     than a slab ("Total size must be at least 16777216"), and
+//     setup_internal then returns INVALID_PARAMS (-600). We check after the
+//     protocol / master / hostname checks of 19, before anything is
+//     allocated or joined. [src/client_buffer_allocation.cpp,
+//     src/real_client.cpp setup_internal]
 
 #include "engine_cluster.h"
 

@@ -196,6 +196,9 @@ int main(int argc, char **argv) {
   mcgo_config cfg{};
   cfg.local_hostname = "127.0.0.1";
   cfg.metadata_server = "P2PHANDSHAKE";
+  // At least (kBulkKeys + 8) MiB: above the 16 MiB a segment needs.
+  static_assert((kBulkKeys + 8) * (1ull << 20) >= (16ull << 20),
+                "the bench segment must be at least 16 MiB");
   cfg.global_segment_size = static_cast<uint64_t>(threads) * (kBulkKeys + 8) * size;
   cfg.local_buffer_size = 16 << 20;
   cfg.protocol = "tcp";

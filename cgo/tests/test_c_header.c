@@ -28,7 +28,7 @@ int main(void) {
   memset(&cfg, 0, sizeof cfg);
   cfg.local_hostname = "127.0.0.1";
   cfg.metadata_server = "P2PHANDSHAKE";
-  cfg.global_segment_size = 1 << 20;
+  cfg.global_segment_size = (uint64_t)16 << 20; /* the 16 MiB minimum */
   cfg.local_buffer_size = 1 << 20;
   cfg.protocol = "tcp";
   cfg.device_name = "";

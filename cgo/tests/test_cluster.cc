@@ -9,6 +9,11 @@
 using namespace tu;
 using mcgo_engine::WriteOp;
 
+// Capacity tests use segments of the minimum size (16 MiB) and measure
+// objects in 1/1024ths of one.
+constexpr uint64_t kSeg = kMinSegment;
+constexpr uint64_t kU = kSeg / 1024;  // 16 KiB
+
 TEST(ClientsShareObjects) {
   const std::string m = UniqueMaster("share");
   Store a(m), b(m);
@@ -25,7 +30,7 @@ TEST(ClientsShareObjects) {
 
 TEST(Placement) {
   const std::string m = UniqueMaster("place");
-  Store a(m, 1 * MiB), b(m, 2 * MiB), c(m, 3 * MiB);
+  Store a(m, 1 * kSeg), b(m, 2 * kSeg), c(m, 3 * kSeg);
   const std::string na = a.Hostname(), nb = b.Hostname(), nc = c.Hostname();
 
   // Most free space first.
@@ -52,37 +57,37 @@ TEST(Placement) {
   CHECK_EQ(SegmentUsed(a, nb), 2u);
   CHECK_EQ(SegmentUsed(a, nc), 2u);
   // A full preferred segment is skipped.
-  Mem big(MiB, a);
+  Mem big(kSeg, a);
   const Preferred pa{na};
-  CHECK_EQ(PutFrom(a, "fill-a", big.addr(), MiB - 3, pa.Apply(Cfg())), 0);
+  CHECK_EQ(PutFrom(a, "fill-a", big.addr(), kSeg - 3, pa.Apply(Cfg())), 0);
   CHECK_EQ(Replicas(a, "fill-a"), std::vector<std::string>{na});
-  CHECK_EQ(SegmentUsed(a, na), MiB);
+  CHECK_EQ(SegmentUsed(a, na), kSeg);
   CHECK_EQ(Put(a, "k6", "v", pa.Apply(Cfg())), 0);
   CHECK_EQ(Replicas(a, "k6"), std::vector<std::string>{nc});
 }
 
 TEST(CapacityAndNoAvailableHandle) {
   const std::string m = UniqueMaster("cap");
-  Store a(m, MiB), b(m, MiB);
-  Mem src(2 * MiB, a);
-  // 600 KiB objects: one fits per segment.
-  CHECK_EQ(PutFrom(a, "o1", src.addr(), 600 * KiB), 0);
-  CHECK_EQ(PutFrom(a, "o2", src.addr(), 600 * KiB), 0);
-  CHECK_EQ(PutFrom(a, "o3", src.addr(), 600 * KiB), MCGO_NO_AVAILABLE_HANDLE);
+  Store a(m, kSeg), b(m, kSeg);
+  Mem src(2 * kSeg, a);
+  // 600 kU objects (segments are 1024 kU): one fits per segment.
+  CHECK_EQ(PutFrom(a, "o1", src.addr(), 600 * kU), 0);
+  CHECK_EQ(PutFrom(a, "o2", src.addr(), 600 * kU), 0);
+  CHECK_EQ(PutFrom(a, "o3", src.addr(), 600 * kU), MCGO_NO_AVAILABLE_HANDLE);
   CHECK_EQ(Exists(a, "o3"), 0);
   // Bigger than any segment.
-  CHECK_EQ(PutFrom(a, "o4", src.addr(), MiB + 1), MCGO_NO_AVAILABLE_HANDLE);
+  CHECK_EQ(PutFrom(a, "o4", src.addr(), kSeg + 1), MCGO_NO_AVAILABLE_HANDLE);
   // Two replicas wanted, room for none/one: -200 / best effort.
-  CHECK_EQ(PutFrom(a, "o5", src.addr(), 400 * KiB, Cfg(2)), 0);
+  CHECK_EQ(PutFrom(a, "o5", src.addr(), 400 * kU, Cfg(2)), 0);
   CHECK_EQ(Replicas(a, "o5").size(), 2u);
   CHECK_EQ(Remove(a, "o5"), 0);
   CHECK_EQ(Remove(a, "o1"), 0);  // frees room on one segment
-  CHECK_EQ(PutFrom(a, "o6", src.addr(), 500 * KiB, Cfg(2)), 0);
+  CHECK_EQ(PutFrom(a, "o6", src.addr(), 500 * kU, Cfg(2)), 0);
   CHECK_EQ(Replicas(a, "o6").size(), 1u);
-  // Batch: each key on its own (free now: a 524 KiB, b 424 KiB).
+  // Batch: each key on its own (free now: one segment 524 kU, the other 424 kU).
   Keys keys{"b1", "b2", "b3"};
   std::vector<uintptr_t> addrs{src.addr(), src.addr(), src.addr()};
-  std::vector<uint64_t> sizes{400 * KiB, 450 * KiB, 10};
+  std::vector<uint64_t> sizes{400 * kU, 450 * kU, 10};
   std::vector<int64_t> r(3, 7);
   CHECK_EQ(mcgo_batch_put_from(a, keys.data(), keys.offsets(), 3, addrs.data(), sizes.data(), Cfg(), r.data()), 0);
   CHECK_EQ(r[0], 0);
@@ -95,28 +100,28 @@ TEST(CapacityAndNoAvailableHandle) {
   CHECK_EQ(mcgo_remove_all(a, 1), 4);
   CHECK_EQ(SegmentUsed(a, a.Hostname()), 0u);
   CHECK_EQ(SegmentUsed(a, b.Hostname()), 0u);
-  CHECK(free_total < 2 * MiB);
-  CHECK_EQ(PutFrom(a, "full", src.addr(), MiB), 0);
-  CHECK_EQ(PutFrom(a, "full2", src.addr(), MiB), 0);
+  CHECK_EQ(free_total, 2 * kSeg - (600 + 500 + 400) * kU - 10);  // o2 o6 b1 b3
+  CHECK_EQ(PutFrom(a, "full", src.addr(), kSeg), 0);
+  CHECK_EQ(PutFrom(a, "full2", src.addr(), kSeg), 0);
   CHECK_EQ(PutFrom(a, "one", src.addr(), 1), MCGO_NO_AVAILABLE_HANDLE);
 }
 
 TEST(UpsertPlacementAndCapacity) {
   const std::string m = UniqueMaster("upcap");
-  Store a(m, MiB);
-  Mem src(MiB, a);
-  CHECK_EQ(PutFrom(a, "u", src.addr(), 400 * KiB), 0);
-  CHECK_EQ(PutFrom(a, "other", src.addr(), 400 * KiB), 0);
+  Store a(m, kSeg);
+  Mem src(kSeg, a);
+  CHECK_EQ(PutFrom(a, "u", src.addr(), 400 * kU), 0);
+  CHECK_EQ(PutFrom(a, "other", src.addr(), 400 * kU), 0);
   // Same size: in place.
-  CHECK_EQ(mcgo_upsert_from(a, "u", 1, src.addr(), 400 * KiB, Cfg()), 0);
-  CHECK_EQ(SegmentUsed(a, a.Hostname()), 800 * KiB);
-  // Growing: the old space is released first, so 600 KiB fits.
-  CHECK_EQ(mcgo_upsert_from(a, "u", 1, src.addr(), 600 * KiB, Cfg()), 0);
-  CHECK_EQ(SegmentUsed(a, a.Hostname()), 1000 * KiB);
+  CHECK_EQ(mcgo_upsert_from(a, "u", 1, src.addr(), 400 * kU, Cfg()), 0);
+  CHECK_EQ(SegmentUsed(a, a.Hostname()), 800 * kU);
+  // Growing: the old space is released first, so 600 kU fits (of 1024).
+  CHECK_EQ(mcgo_upsert_from(a, "u", 1, src.addr(), 600 * kU, Cfg()), 0);
+  CHECK_EQ(SegmentUsed(a, a.Hostname()), 1000 * kU);
   // No room for the new size: the key is gone (upstream case C).
-  CHECK_EQ(mcgo_upsert_from(a, "u", 1, src.addr(), 700 * KiB, Cfg()), MCGO_NO_AVAILABLE_HANDLE);
+  CHECK_EQ(mcgo_upsert_from(a, "u", 1, src.addr(), 700 * kU, Cfg()), MCGO_NO_AVAILABLE_HANDLE);
   CHECK_EQ(Exists(a, "u"), 0);
-  CHECK_EQ(SegmentUsed(a, a.Hostname()), 400 * KiB);
+  CHECK_EQ(SegmentUsed(a, a.Hostname()), 400 * kU);
 }
 
 TEST(DestroyUnmountsSegment) {

@@ -221,7 +221,9 @@ TEST(RegistrationChangesDuringTransfers) {
 
 TEST(ManyClientsCreatedAndDestroyedConcurrently) {
   const std::string m = UniqueMaster("churn");
-  Store anchor(m, 16 * MiB);
+  // Larger than the churning clients' segments, so that their objects are
+  // placed on the anchor (most free space) and outlive their writers.
+  Store anchor(m, 16 * kMinSegment);
   std::atomic<long> unexpected{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
@@ -231,7 +233,7 @@ TEST(ManyClientsCreatedAndDestroyedConcurrently) {
         if (mcgo_create(&s) != 0) ++unexpected;
         // Half join the anchor's cluster, half make their own.
         const std::string master = (i % 2) ? m : UniqueMaster("churn-own");
-        mcgo_config cfg = Config(master.c_str(), MiB, 64 * KiB);
+        mcgo_config cfg = Config(master.c_str(), kMinSegment, 64 * KiB);
         if (mcgo_setup(s, &cfg, nullptr, 0) != 0) ++unexpected;
         const std::string k = "c" + std::to_string(t) + "-" + std::to_string(i);
         if (Put(s, k, "v") != 0) ++unexpected;

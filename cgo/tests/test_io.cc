@@ -68,7 +68,7 @@ TEST(WriteOnceAndUpsert) {
 }
 
 TEST(CopyingCallsUseTheLocalBuffer) {
-  Store s(UniqueMaster("localbuf"), 4 * MiB, 1024);
+  Store s(UniqueMaster("localbuf"), kMinSegment, 1024);
   std::string v1024(1024, 'a'), v1025(1025, 'b');
   CHECK_EQ(Put(s, "fits", v1024), 0);
   CHECK_EQ(Put(s, "big", v1025), MCGO_INVALID_PARAMS);

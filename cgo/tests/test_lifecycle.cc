@@ -91,7 +91,7 @@ TEST(CallsBeforeSetupAreRefused) {
   CHECK_EQ(mcgo_create(&s), 0);
   CheckRefusesEverything(s);
   // A failed setup leaves the client unusable as well.
-  mcgo_config c = Config("m", MiB, MiB, "127.0.0.1", "udp");
+  mcgo_config c = Config("m", kMinSegment, MiB, "127.0.0.1", "udp");
   CHECK_EQ(mcgo_setup(s, &c, nullptr, 0), MCGO_INVALID_PARAMS);
   CheckRefusesEverything(s);
   mcgo_destroy(s);
@@ -132,28 +132,28 @@ TEST(SetupValidation) {
   CHECK(std::string(err).find("config") != std::string::npos);
 
   for (const char *bad : {"", "udp", "TCP", "rdma "}) {
-    mcgo_config c = Config(master.c_str(), MiB, MiB, "127.0.0.1", bad);
+    mcgo_config c = Config(master.c_str(), kMinSegment, MiB, "127.0.0.1", bad);
     CHECK_EQ(SetupWith(s, c, &msg), MCGO_INVALID_PARAMS);
     CHECK(msg.find("protocol") != std::string::npos);
   }
-  mcgo_config c = Config(master.c_str(), MiB, MiB);
+  mcgo_config c = Config(master.c_str(), kMinSegment, MiB);
   c.protocol = nullptr;  // NULL means ""
   CHECK_EQ(SetupWith(s, c, &msg), MCGO_INVALID_PARAMS);
   CHECK(msg.find("protocol") != std::string::npos);
 
-  c = Config("", MiB, MiB);
+  c = Config("", kMinSegment, MiB);
   CHECK_EQ(SetupWith(s, c, &msg), MCGO_INVALID_PARAMS);
   CHECK(msg.find("master_server_address") != std::string::npos);
   c.master_server_address = nullptr;
   CHECK_EQ(SetupWith(s, c, &msg), MCGO_INVALID_PARAMS);
   CHECK(msg.find("master_server_address") != std::string::npos);
 
-  c = Config(master.c_str(), MiB, MiB, "");
+  c = Config(master.c_str(), kMinSegment, MiB, "");
   CHECK_EQ(SetupWith(s, c, &msg), MCGO_INVALID_PARAMS);
   CHECK(msg.find("local_hostname") != std::string::npos);
 
   // The message is truncated to the capacity and always NUL-terminated.
-  c = Config(master.c_str(), MiB, MiB, "127.0.0.1", "udp");
+  c = Config(master.c_str(), kMinSegment, MiB, "127.0.0.1", "udp");
   char small[8];
   std::memset(small, 'x', sizeof small);
   CHECK_EQ(mcgo_setup(s, &c, small, sizeof small), MCGO_INVALID_PARAMS);
@@ -162,23 +162,68 @@ TEST(SetupValidation) {
   CHECK_EQ(mcgo_setup(s, &c, small, 0), MCGO_INVALID_PARAMS);  // cap 0: untouched
 
   // rdma is accepted; a good setup after failed ones works.
-  c = Config(master.c_str(), MiB, MiB, "127.0.0.1", "rdma");
+  c = Config(master.c_str(), kMinSegment, MiB, "127.0.0.1", "rdma");
   CHECK_EQ(SetupWith(s, c, &msg), 0);
   CHECK_EQ(msg, "");
   CHECK_EQ(mcgo_health_check(s), 0);
 
   // Setting up twice is refused and leaves the client working.
-  c = Config(master.c_str(), MiB, MiB);
+  c = Config(master.c_str(), kMinSegment, MiB);
   CHECK_EQ(SetupWith(s, c, &msg), MCGO_INVALID_PARAMS);
   CHECK(msg.find("already") != std::string::npos);
   CHECK_EQ(mcgo_health_check(s), 0);
   mcgo_destroy(s);
 }
 
+// Upstream mounts a segment through its slab allocator, which refuses less
+// than one slab (16 MiB), so setup fails with -600; 0 mounts nothing.
+TEST(SegmentBelowSixteenMiBIsRefused) {
+  const std::string master = UniqueMaster("minseg");
+  const size_t clusters = mcgo_engine::DebugLiveClusters();
+  std::string msg;
+  for (uint64_t size : {uint64_t{1}, MiB, kMinSegment - 1}) {
+    mcgo_store *s = nullptr;
+    CHECK_EQ(mcgo_create(&s), 0);
+    mcgo_config c = Config(master.c_str(), size, MiB);
+    CHECK_EQ(SetupWith(s, c, &msg), MCGO_INVALID_PARAMS);
+    CHECK(msg.rfind("mcgo_setup: global_segment_size " + std::to_string(size) + " ", 0) == 0);
+    CHECK_EQ(mcgo_health_check(s), MCGO_INVALID_PARAMS);     // not set up
+    CHECK_EQ(mcgo_engine::DebugLiveClusters(), clusters);  // joined nothing
+    // The same client can then be set up with the minimum.
+    c.global_segment_size = kMinSegment;
+    CHECK_EQ(SetupWith(s, c, &msg), 0);
+    CHECK_EQ(msg, "");
+    CHECK_EQ(mcgo_health_check(s), 0);
+    mcgo_destroy(s);
+  }
+  CHECK_EQ(mcgo_engine::DebugLiveClusters(), clusters);
+
+  // 0 and exactly 16 MiB are accepted.
+  mcgo_store *zero = nullptr, *min = nullptr;
+  CHECK_EQ(mcgo_create(&zero), 0);
+  CHECK_EQ(mcgo_create(&min), 0);
+  mcgo_config c = Config(master.c_str(), 0, MiB);
+  CHECK_EQ(SetupWith(zero, c, &msg), 0);
+  CHECK_EQ(msg, "");
+  CHECK_EQ(Stats(zero).segments.size(), 0u);  // mounts nothing
+  c.global_segment_size = kMinSegment;
+  CHECK_EQ(SetupWith(min, c, &msg), 0);
+  CHECK_EQ(msg, "");
+  const auto st = Stats(min);
+  CHECK_EQ(st.segments.size(), 1u);
+  if (st.segments.size() == 1) CHECK_EQ(st.segments[0].capacity, kMinSegment);
+  // All of it can be used.
+  Mem src(kMinSegment, min);
+  CHECK_EQ(PutFrom(min, "fill", src.addr(), kMinSegment), 0);
+  CHECK_EQ(PutFrom(min, "one", src.addr(), 1), MCGO_NO_AVAILABLE_HANDLE);
+  mcgo_destroy(min);
+  mcgo_destroy(zero);
+}
+
 TEST(Hostnames) {
   const std::string master = UniqueMaster("host");
-  Store a(master, MiB, MiB, "127.0.0.1");
-  Store b(master, MiB, MiB, "127.0.0.1");
+  Store a(master, kMinSegment, MiB, "127.0.0.1");
+  Store b(master, kMinSegment, MiB, "127.0.0.1");
   const std::string ha = a.Hostname(), hb = b.Hostname();
   CHECK(ha.rfind("127.0.0.1:", 0) == 0);
   CHECK(hb.rfind("127.0.0.1:", 0) == 0);
@@ -188,20 +233,20 @@ TEST(Hostnames) {
 
   // An explicit port is kept; a second client of the same cluster cannot
   // use it, a client of another cluster can.
-  Store c(master, MiB, MiB, "node-1:12345");
+  Store c(master, kMinSegment, MiB, "node-1:12345");
   CHECK_EQ(c.Hostname(), "node-1:12345");
   mcgo_store *dup = nullptr;
   CHECK_EQ(mcgo_create(&dup), 0);
-  mcgo_config cfg = Config(master.c_str(), MiB, MiB, "node-1:12345");
+  mcgo_config cfg = Config(master.c_str(), kMinSegment, MiB, "node-1:12345");
   std::string msg;
   CHECK_EQ(SetupWith(dup, cfg, &msg), MCGO_INVALID_PARAMS);
   CHECK(msg.find("node-1:12345") != std::string::npos);
   mcgo_destroy(dup);
-  Store other(UniqueMaster("host"), MiB, MiB, "node-1:12345");
+  Store other(UniqueMaster("host"), kMinSegment, MiB, "node-1:12345");
   CHECK_EQ(other.Hostname(), "node-1:12345");
   // Once the owner is gone the name is free again.
   c.Destroy();
-  Store c2(master, MiB, MiB, "node-1:12345");
+  Store c2(master, kMinSegment, MiB, "node-1:12345");
   CHECK_EQ(c2.Hostname(), "node-1:12345");
 
   // IPv6.
@@ -228,7 +273,7 @@ TEST(Hostnames) {
 }
 
 TEST(Registration) {
-  Store s(UniqueMaster("reg"), MiB, MiB);
+  Store s(UniqueMaster("reg"), kMinSegment, MiB);
   Mem m(64 * KiB);
   const uintptr_t base = m.addr();
 
@@ -254,7 +299,7 @@ TEST(Registration) {
 
   // Registrations belong to one client: another client (another transfer
   // engine) may register the same memory.
-  Store t(UniqueMaster("reg"), MiB, MiB);
+  Store t(UniqueMaster("reg"), kMinSegment, MiB);
   CHECK_EQ(mcgo_register_buffer(t, base, 64 * KiB), 0);
 }
 
@@ -262,7 +307,7 @@ TEST(LocalBufferCountsAsRegistered) {
   // The local buffer is registered at setup, so its range cannot be
   // registered again and zero-copy I/O from it works. Its address is only
   // visible to the engine, so check through the internals.
-  Store s(UniqueMaster("local"), MiB, 64 * KiB);
+  Store s(UniqueMaster("local"), kMinSegment, 64 * KiB);
   const uintptr_t lb = reinterpret_cast<uintptr_t>(s.get()->local_buffer);
   CHECK(lb != 0);
   CHECK_EQ(mcgo_register_buffer(s, lb, 4096), MCGO_INVALID_PARAMS);
@@ -277,7 +322,7 @@ TEST(LocalBufferCountsAsRegistered) {
   CHECK_EQ(mcgo_put_from(s, "lk2", 3, lb + 64 * KiB - 10, 20, Cfg()), MCGO_TRANSFER_FAIL);
 
   // local_buffer_size 0 registers nothing.
-  Store z(UniqueMaster("local"), MiB, 0);
+  Store z(UniqueMaster("local"), kMinSegment, 0);
   CHECK(z.get()->local_buffer == nullptr);
   CHECK_EQ(Put(z, "k", "v"), MCGO_INVALID_PARAMS);  // copying put needs it
 }
@@ -312,7 +357,7 @@ TEST(ZeroSizedSegmentAndNoSegments) {
   Store s(m, 0, MiB);  // mounts nothing
   CHECK_EQ(Stats(s).segments.size(), 0u);
   CHECK_EQ(Put(s, "k", "v"), MCGO_NO_AVAILABLE_HANDLE);
-  Store t(m, MiB, MiB);  // now there is room
+  Store t(m, kMinSegment, MiB);  // now there is room
   CHECK_EQ(Put(s, "k", "v"), 0);
   CHECK_EQ(Replicas(s, "k"), std::vector<std::string>{t.Hostname()});
   CHECK_EQ(Get(s, "k"), "v");

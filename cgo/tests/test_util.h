@@ -19,6 +19,9 @@ namespace tu {
 
 constexpr uint64_t KiB = 1024;
 constexpr uint64_t MiB = 1024 * 1024;
+// The smallest segment a client may mount (0 mounts none): upstream's slab
+// allocator refuses less (engine_cluster.cc, 21).
+constexpr uint64_t kMinSegment = 16 * MiB;
 
 // A master address no other test uses, so each test gets a fresh cluster.
 inline std::string UniqueMaster(const char *tag) {
