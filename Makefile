@@ -128,9 +128,10 @@ demo-native: native
 #
 #   make bench-compare MOONCAKE_PREFIX=/path/to/Mooncake MOONCAKE_PYTHONPATH=<dir with mooncake/>
 #                      [BENCH_ROUNDS=3] [BENCH_ARGS="-duration 2s ..."] [PYTHON=python3]
+#                      [BENCH_SCENARIOS=write_perf,hicache_set,...] [BENCH_APIS=zcopy]
 #       starts a loopback cluster, runs cmd/mcbench (native) and
-#       scripts/bench_python.py in turn (A B A B, BENCH_ROUNDS rounds, same
-#       flags), and writes docs/benchmarks.{json,png}, the table in
+#       scripts/bench_python.py in turn, chunk by chunk of the plan (A B A B,
+#       BENCH_ROUNDS rounds, same flags), and writes docs/benchmarks.{json,png}, the table in
 #       docs/benchmarks.md and every run's JSON in docs/benchmarks-runs/.
 #   make bench-python  MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=...] [BENCH_ARGS=...]
 #       the Python side alone, on a loopback cluster.
@@ -148,7 +149,7 @@ bench-compare: native
 	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BENCH_BIN) ./cmd/mcbench
 	$(NATIVE_ENV) $(BENCH_PYENV) MCBENCH=$(BENCH_BIN) PYTHON="$(PYTHON)" BENCH_ROUNDS=$(BENCH_ROUNDS) \
 	  BENCH_ARGS="$(BENCH_ARGS)" \
-	  BENCH_COMMAND="make bench-compare MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH) BENCH_ROUNDS=$(BENCH_ROUNDS)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
+	  BENCH_COMMAND="make bench-compare MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH) BENCH_ROUNDS=$(BENCH_ROUNDS)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')$(if $(BENCH_SCENARIOS), BENCH_SCENARIOS=$(BENCH_SCENARIOS))$(if $(BENCH_APIS), BENCH_APIS=$(BENCH_APIS))" \
 	  $(CLUSTER) -- scripts/bench_compare.sh
 
 bench-python: require-mooncake

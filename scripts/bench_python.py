@@ -47,6 +47,7 @@ POOL_MLA, POOL_MHA = "mla_layer_first", "mha_page_first"
 MLA_LAYERS, MLA_LATENT, BF16 = 61, 576, 2
 MHA_LAYERS, MHA_HEADS, MHA_HEAD_DIM = 32, 8, 128
 PATTERN_BYTES = (0x5A, 0xA5, 0x3C, 0xC3)
+LARGE_OBJECT = 1 << 20  # from this object size on, cases also time a memcpy of the same bytes
 
 
 # ---------------------------------------------------------------- the plan
@@ -292,6 +293,9 @@ class CaseRun:
         self.b, self.st, self.o, self.idx, self.c = bench, bench.store, bench.opts, idx, c
         self.gen, self.gen_bytes, self.next_id = 0, 0, 0
         self.prefix = f"{bench.run}-{idx:03d}-"
+        # Large pages: a plain copy of the request's bytes, timed after every
+        # measured request into self.ref (see mcbench's refCopy).
+        self.ref_copy, self.ref = None, None
 
     def key(self, ns, gen, i):
         return f"{self.prefix}{ns}{gen:04d}-{i:012d}"
@@ -318,14 +322,29 @@ class CaseRun:
             t0 = time.perf_counter()
             while time.perf_counter() - t0 < self.o.warmup:
                 step(w)
+                if self.ref_copy is not None:
+                    self.ref_copy()
+        if self.ref_copy is not None:
+            self.ref = Recorder()
         rec = Recorder()
         limit = int(self.o.duration * 1e9)
         wall_limit = 4 * self.o.duration + 1.0
         prog = self.b.progress
+        ref_copy, ref = self.ref_copy, self.ref
         while rec.requests == 0 or (rec.busy < limit and time.perf_counter() - rec.start < wall_limit):
             step(rec)
+            if ref_copy is not None:
+                t0 = time.perf_counter_ns()
+                n = ref_copy()
+                ref.add(time.perf_counter_ns() - t0, 0, n)
             prog.fraction(rec.busy / limit)
         return rec
+
+    def result(self, rec):
+        r = rec.result(self.c)
+        if self.ref is not None and self.ref.busy > 0:
+            r["memcpy_gbps"] = self.ref.bytes / (self.ref.busy / 1e9) / 1e9
+        return r
 
     def count(self, n, warm, step):
         if warm is not None:
@@ -665,6 +684,19 @@ def run_hicache(cr):
         be = PyHiCacheBackend(cr.st, pool)
         set_idx = [p * P + t for p in range(b) for t in range(P)]
         get_idx = [p * P + t for p in range(b, 2 * b) for t in range(P)]
+        if c["value_size"] >= LARGE_OBJECT and c["scenario"] != SC_HIEXISTS:
+            src, sizes = pool.get_page_buffer_meta(set_idx)
+            dst, _ = pool.get_page_buffer_meta(get_idx)
+            triples = list(zip(dst, src, sizes))
+            memmove = ctypes.memmove
+
+            def ref_copy():
+                n = 0
+                for d, s_, z in triples:
+                    memmove(d, s_, z)
+                    n += z
+                return n
+            cr.ref_copy = ref_copy
         kpr = keys_per_request(c)
         page_bytes = (kpr // b) * c["value_size"]
         req_bytes = b * page_bytes
@@ -677,7 +709,7 @@ def run_hicache(cr):
             rec.errors += failed
 
         if c["scenario"] == SC_HISET:
-            return [cr.drive(lambda rec: do_set(cr.fresh(b, req_bytes, page=True), rec)).result(c)]
+            return [cr.result(cr.drive(lambda rec: do_set(cr.fresh(b, req_bytes, page=True), rec)))]
         data = [cr.page_key("d", 0, i) for i in range(c["objects"])]
         prep = Recorder()
         for lo in range(0, len(data), b):
@@ -708,7 +740,7 @@ def run_hicache(cr):
                 rec.add(time.perf_counter_ns() - t0, kpr, 0)
                 if n != b:
                     rec.errors += b
-        return [cr.drive(step).result(c)]
+        return [cr.result(cr.drive(step))]
     finally:
         if be is not None:
             be.close()
@@ -733,17 +765,22 @@ def run_multi(cr):
         dst = [[base + span + (l * K + k) * size for l in range(nbuf)] for k in range(K)]
         sizes = [[size] * nbuf for _ in range(K)]
         value = nbuf * size
-        if c["scenario"] == SC_MEMCPY:
-            flat_src = [a for row in src for a in row]
-            flat_dst = [a for row in dst for a in row]
-            memmove = ctypes.memmove
-            pairs = list(zip(flat_dst, flat_src))
+        flat_src = [a for row in src for a in row]
+        flat_dst = [a for row in dst for a in row]
+        memmove = ctypes.memmove
+        pairs = list(zip(flat_dst, flat_src))
 
+        def memcpy():
+            for d, s in pairs:
+                memmove(d, s, size)
+            return span
+        if value >= LARGE_OBJECT and c["scenario"] != SC_MEMCPY:
+            cr.ref_copy = memcpy
+        if c["scenario"] == SC_MEMCPY:
             def step(rec):
                 t0 = time.perf_counter_ns()
-                for d, s in pairs:
-                    memmove(d, s, size)
-                rec.add(time.perf_counter_ns() - t0, K, span)
+                n = memcpy()
+                rec.add(time.perf_counter_ns() - t0, K, n)
         elif c["scenario"] == SC_MPUT:
             def step(rec):
                 keys = cr.fresh(K, span)
@@ -770,7 +807,7 @@ def run_multi(cr):
                 failed = K - res.count(value) if len(res) == K else K
                 rec.add(time.perf_counter_ns() - t0, K, (K - failed) * value)
                 rec.errors += failed
-        return [cr.drive(step).result(c)]
+        return [cr.result(cr.drive(step))]
     finally:
         if registered:
             cr.st.unregister_buffer(mem.addr)
@@ -798,6 +835,26 @@ class Bench:
             return run_multi(cr)
         finally:
             self.store.remove_by_regex("^" + cr.prefix, True)
+
+
+def prefault_segment(store, run, segment):
+    """Write 32 MiB objects until 85% of the segment is used, then remove them (see mcbench -prefault)."""
+    chunk = 32 << 20
+    mem = HostMemory(chunk, True)
+    try:
+        if store.register_buffer(mem.addr, chunk) != 0:
+            raise RuntimeError("register_buffer failed")
+        n, i = 0, 0
+        while n + chunk <= segment * 85 // 100:
+            if store.put_from(f"{run}-pf-{i:06d}", mem.addr, chunk) != 0:
+                break
+            n += chunk
+            i += 1
+        store.remove_by_regex(f"^{run}-pf-", True)
+        store.unregister_buffer(mem.addr)
+        return n
+    finally:
+        mem.close()
 
 
 def build_parser():
@@ -835,6 +892,8 @@ def build_parser():
     a("--progress", "-progress", action="store_true", help="progress bar even when stderr is not a terminal")
     a("--list", "-list", action="store_true", help="print the plan (one JSON case per line) and exit")
     a("--populate", "-populate", default="true", help="pre-fault registered memory (true/false)")
+    a("--prefault", "-prefault", default="auto", choices=["on", "off", "auto"],
+      help="write and remove objects filling 85%% of the segment before the first case (auto = on)")
     return ap
 
 
@@ -927,6 +986,11 @@ def main(argv=None):
         raise SystemExit(f"bench_python: setup failed: {rc}")
     progress = Progress(args.progress or sys.stderr.isatty(), len(plan))
     bench = Bench(store, args, progress)
+    if args.prefault != "off":
+        t0 = time.perf_counter()
+        n = prefault_segment(store, bench.run, segment)
+        print(f"bench_python: prefaulted the segment: wrote and removed {n >> 20} MiB in {time.perf_counter() - t0:.1f}s",
+              file=sys.stderr)
     import mooncake
     doc = dict(schema=SCHEMA, client="python", engine="upstream-python",
                version=f"python {platform.python_version()}, mooncake {os.path.dirname(mooncake.__file__)}",

@@ -17,6 +17,7 @@
 //	mcbench -quick                   a tiny plan, a few seconds
 //	mcbench -list                    print the plan and exit
 //	mcbench compare [flags]          medians over rounds, Go/Python table, chart (see mcbench compare -h)
+//	mcbench merge -o OUT PART...     join one client's chunk runs of one round (bench-compare)
 //
 // Against a live cluster (native build, make native):
 //
@@ -47,9 +48,12 @@ import (
 
 func main() {
 	var err error
-	if len(os.Args) > 1 && os.Args[1] == "compare" {
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "compare":
 		err = runCompare(os.Args[2:], os.Stdout)
-	} else {
+	case len(os.Args) > 1 && os.Args[1] == "merge":
+		err = runMerge(os.Args[2:], os.Stdout)
+	default:
 		err = run(os.Args[1:], os.Stdout, os.Stderr)
 	}
 	if errors.Is(err, flag.ErrHelp) {
@@ -76,6 +80,7 @@ type options struct {
 	progress  bool
 	list      bool
 	populate  bool
+	prefault  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -119,6 +124,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
 	fs.BoolVar(&o.list, "list", false, "print the plan (one JSON case per line) and exit")
 	fs.BoolVar(&o.populate, "populate", true, "pre-fault registered memory (MAP_POPULATE)")
+	fs.StringVar(&o.prefault, "prefault", "auto", "before the first case, write and remove objects filling most of the segment, so writes "+
+		"land on resident pages as in a long-running client: on, off, or auto (on for a live cluster)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -201,6 +208,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if o.duration <= 0 || o.warmup < 0 {
 		return nil, errors.New("-duration must be positive and -warmup not negative")
 	}
+	if o.prefault != "on" && o.prefault != "off" && o.prefault != "auto" {
+		return nil, errors.New("-prefault must be on, off or auto")
+	}
 	if o.rwmixread < 0 || o.rwmixread > 100 {
 		return nil, errors.New("-rwmixread must be within [0, 100]")
 	}
@@ -245,6 +255,37 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		o.source = "embedded default"
 	}
 	return o, nil
+}
+
+// prefaultSegment writes 32 MiB objects until 85% of the segment (below the
+// master's eviction watermark) is used or a put fails, then removes them.
+// Mooncake allocates the segment with aligned_alloc and never touches it, so
+// without this the first writes to every page pay a page fault and the
+// kernel's zeroing: a cost a long-running client does not see. Both clients
+// do the same (scripts/bench_python.py --prefault).
+func (b *bench) prefaultSegment() (int64, error) {
+	const chunk = 32 << 20
+	mem, err := mooncake.AllocHostMemory(chunk, mooncake.HostMemoryOptions{Populate: true})
+	if err != nil {
+		return 0, err
+	}
+	defer mem.Free()
+	if err := b.st.RegisterMemory(mem); err != nil {
+		return 0, err
+	}
+	defer b.st.UnregisterBuffer(mem.Addr())
+	limit := int64(b.o.cfg.GlobalSegmentSize) * 85 / 100
+	var n int64
+	for i := 0; n+chunk <= limit; i++ {
+		if err := b.st.PutFrom(fmt.Sprintf("%s-pf-%06d", b.run, i), mem.Addr(), chunk); err != nil {
+			break
+		}
+		n += chunk
+	}
+	if _, err := b.st.RemoveByRegex("^"+b.run+"-pf-", true); err != nil {
+		return n, err
+	}
+	return n, nil
 }
 
 // Run is one run's JSON document (shared with scripts/bench_python.py).
@@ -318,6 +359,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+
+	if o.prefault == "on" || (o.prefault == "auto" && mooncake.Engine() != "embedded") {
+		t0 := time.Now()
+		n, err := b.prefaultSegment()
+		if err != nil {
+			return fmt.Errorf("prefault: %w", err)
+		}
+		fmt.Fprintf(stderr, "mcbench: prefaulted the segment: wrote and removed %d MiB in %.1fs\n", n>>20, time.Since(t0).Seconds())
 	}
 
 	doc := Run{Schema: schema, Client: "go", Engine: mooncake.Engine(), Version: runtime.Version(),

@@ -34,7 +34,9 @@ func clusterArgs(t *testing.T) []string {
 func TestQuickRun(t *testing.T) {
 	args := clusterArgs(t)
 	out := filepath.Join(t.TempDir(), "go.json")
-	args = append(args, "-quick", "-duration", "15ms", "-warmup", "2ms", "-json", out, "-progress")
+	// A 1 MiB-per-key shape exercises the paired memcpy reference.
+	planArgs := []string{"-quick", "-multi-shapes", "8x61x1152,2x2x1MiB"}
+	args = append(append(args, planArgs...), "-duration", "15ms", "-warmup", "2ms", "-json", out, "-progress")
 	var stdout, stderr bytes.Buffer
 	err := run(args, &stdout, &stderr)
 	if errors.Is(err, mooncake.ErrNoCgo) || (err != nil && strings.Contains(err.Error(), "cgo")) {
@@ -51,7 +53,9 @@ func TestQuickRun(t *testing.T) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := quickParams().Plan()
+	p := quickParams()
+	p.MultiShapes = []Shape{{8, 61, 1152}, {2, 2, 1 << 20}}
+	plan, err := p.Plan()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +74,9 @@ func TestQuickRun(t *testing.T) {
 		}
 		if r.Scenario != scHiExists && r.GBps <= 0 {
 			t.Errorf("%s: no bytes moved", r.Name)
+		}
+		if wantRef := r.ValueSize >= largeObject && r.Scenario != scMemcpy; wantRef != (r.MemcpyGBps > 0) {
+			t.Errorf("%s: memcpy reference %v GB/s", r.Name, r.MemcpyGBps)
 		}
 	}
 	if doc.Schema != schema || doc.Client != "go" || doc.Engine == "" {

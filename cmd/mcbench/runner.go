@@ -27,7 +27,16 @@ type caseRun struct {
 	gen      int
 	genBytes int64
 	nextID   int
+	// refCopy, when set (large pages), copies the request's bytes once
+	// with plain memcpy; drive runs it after every request and times it
+	// into ref.
+	refCopy func() int64
+	ref     *recorder
 }
+
+// largeObject is the object size from which a case also measures the
+// memcpy reference between its requests.
+const largeObject = 1 << 20
 
 // Keys: "{run}-{case}-{ns}{gen}-{id}". ns is 'w' for fresh writes, 'd' for
 // a prepared dataset, 'u' for warm-up objects. HiCache page keys pad the id
@@ -81,7 +90,13 @@ func (cr *caseRun) drive(s step) (*recorder, error) {
 			if err := s(w); err != nil {
 				return nil, err
 			}
+			if cr.refCopy != nil {
+				cr.refCopy()
+			}
 		}
+	}
+	if cr.refCopy != nil {
+		cr.ref = newRecorder(1024)
 	}
 	rec := newRecorder(1 << 16)
 	limit := time.Duration(cr.o.duration)
@@ -89,6 +104,11 @@ func (cr *caseRun) drive(s step) (*recorder, error) {
 	for rec.requests == 0 || (time.Duration(rec.busy) < limit && time.Since(rec.start) < wallLimit) {
 		if err := s(rec); err != nil {
 			return nil, err
+		}
+		if cr.refCopy != nil {
+			t0 := time.Now()
+			n := cr.refCopy()
+			cr.ref.add(time.Since(t0), 0, n)
 		}
 		cr.prog.fraction(float64(rec.busy) / float64(limit))
 	}
@@ -114,6 +134,15 @@ func (cr *caseRun) count(n int, warm, s step) (*recorder, error) {
 		cr.prog.fraction(float64(i+1) / float64(n))
 	}
 	return rec, nil
+}
+
+// result is rec's result, with the memcpy reference when one was measured.
+func (cr *caseRun) result(rec *recorder) Result {
+	r := rec.result(cr.c)
+	if cr.ref != nil && cr.ref.busy > 0 {
+		r.MemcpyGBps = float64(cr.ref.bytes) / (float64(cr.ref.busy) / 1e9) / 1e9
+	}
+	return r
 }
 
 func (b *bench) runCase(idx int, c Case) (res []Result, err error) {

@@ -53,6 +53,11 @@ type Result struct {
 	P99Us     float64 `json:"p99_us"`
 	P999Us    float64 `json:"p999_us"`
 	Errors    int     `json:"errors"`
+	// MemcpyGBps, for large-page cases (objects of 1 MiB or more), is a
+	// plain copy of the same bytes between the same kind of buffers, timed
+	// between the store requests of this case (so under the same machine
+	// conditions): the reference of the "90% of memcpy" target.
+	MemcpyGBps float64 `json:"memcpy_gbps,omitempty"`
 }
 
 func (r *recorder) result(c Case) Result {
