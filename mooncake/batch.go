@@ -123,48 +123,19 @@ func checkCSR(op Op, keys []string, addrs []uintptr, sizes []uint64, offsets []u
 // BatchPutFrom stores, for each key i, sizes[i] bytes at addrs[i]
 // (write-once; existing keys report 0 and keep their value).
 func (s *Store) BatchPutFrom(keys []string, addrs []uintptr, sizes []uint64, results []int64) ([]int64, error) {
-	return s.batchSingle(OpBatchPutFrom, keys, addrs, sizes, results)
+	return s.batch(OpBatchPutFrom, keys, addrs, sizes, nil, results)
 }
 
 // BatchUpsertFrom is BatchPutFrom that replaces existing objects.
 func (s *Store) BatchUpsertFrom(keys []string, addrs []uintptr, sizes []uint64, results []int64) ([]int64, error) {
-	return s.batchSingle(OpBatchUpsertFrom, keys, addrs, sizes, results)
+	return s.batch(OpBatchUpsertFrom, keys, addrs, sizes, nil, results)
 }
 
 // BatchGetInto reads each object into [addrs[i], addrs[i]+sizes[i]); each
 // entry is the object size, or ErrInvalidParams when the destination is
 // smaller than the object.
 func (s *Store) BatchGetInto(keys []string, addrs []uintptr, sizes []uint64, results []int64) ([]int64, error) {
-	return s.batchSingle(OpBatchGetInto, keys, addrs, sizes, results)
-}
-
-func (s *Store) batchSingle(op Op, keys []string, addrs []uintptr, sizes []uint64, results []int64) ([]int64, error) {
-	if err := checkSingle(op, keys, addrs, sizes); err != nil {
-		return nil, err
-	}
-	if op != OpBatchGetInto && s.rcErr != nil {
-		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: s.rcErr}
-	}
-	res := resultsFor(results, len(keys))
-	if len(keys) == 0 {
-		return res, nil
-	}
-	if !s.c.acquire() {
-		return nil, closedErr(op, "")
-	}
-	ks := s.c.packKeys(keys)
-	var rc int32
-	switch op {
-	case OpBatchPutFrom:
-		rc = s.c.h.BatchPutFrom(&ks.k, addrs, sizes, &s.cr, res)
-	case OpBatchUpsertFrom:
-		rc = s.c.h.BatchUpsertFrom(&ks.k, addrs, sizes, &s.cr, res)
-	default:
-		rc = s.c.h.BatchGetInto(&ks.k, addrs, sizes, res)
-	}
-	s.c.release()
-	s.c.freeKeys(ks)
-	return callResult(op, rc, res)
+	return s.batch(OpBatchGetInto, keys, addrs, sizes, nil, results)
 }
 
 // BatchPutFromMultiBuffers stores, for each key i, the concatenation of the
@@ -173,13 +144,13 @@ func (s *Store) batchSingle(op Op, keys []string, addrs []uintptr, sizes []uint6
 // len(keys)+1, offsets[0] = 0 and offsets[len(keys)] = len(addrs).
 // Write-once, like BatchPutFrom.
 func (s *Store) BatchPutFromMultiBuffers(keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
-	return s.batchMulti(OpBatchPutFromMultiBuffers, keys, addrs, sizes, offsets, results)
+	return s.batch(OpBatchPutFromMultiBuffers, keys, addrs, sizes, offsets, results)
 }
 
 // BatchUpsertFromMultiBuffers is BatchPutFromMultiBuffers that replaces
 // existing objects.
 func (s *Store) BatchUpsertFromMultiBuffers(keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
-	return s.batchMulti(OpBatchUpsertFromMultiBuffers, keys, addrs, sizes, offsets, results)
+	return s.batch(OpBatchUpsertFromMultiBuffers, keys, addrs, sizes, offsets, results)
 }
 
 // BatchGetIntoMultiBuffers scatters each object over its buffers (CSR form
@@ -187,17 +158,28 @@ func (s *Store) BatchUpsertFromMultiBuffers(keys []string, addrs []uintptr, size
 // buffers' total must equal it: smaller gives ErrInvalidParams, larger
 // ErrTransferFail, as Mooncake does.
 func (s *Store) BatchGetIntoMultiBuffers(keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
-	return s.batchMulti(OpBatchGetIntoMultiBuffers, keys, addrs, sizes, offsets, results)
+	return s.batch(OpBatchGetIntoMultiBuffers, keys, addrs, sizes, offsets, results)
 }
 
-func (s *Store) batchMulti(op Op, keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
-	if len(keys) == 0 && len(offsets) == 0 && len(addrs) == 0 && len(sizes) == 0 {
-		return resultsFor(results, 0), nil
-	}
-	if err := checkCSR(op, keys, addrs, sizes, offsets); err != nil {
+// isMulti reports whether op takes a CSR buffer list.
+func isMulti(op Op) bool {
+	return op == OpBatchPutFromMultiBuffers || op == OpBatchUpsertFromMultiBuffers || op == OpBatchGetIntoMultiBuffers
+}
+
+// batch is every zero-copy batch call: it checks the arguments, packs the
+// keys and makes the one cgo call.
+func (s *Store) batch(op Op, keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
+	if isMulti(op) {
+		if len(keys) == 0 && len(offsets) == 0 && len(addrs) == 0 && len(sizes) == 0 {
+			return resultsFor(results, 0), nil
+		}
+		if err := checkCSR(op, keys, addrs, sizes, offsets); err != nil {
+			return nil, err
+		}
+	} else if err := checkSingle(op, keys, addrs, sizes); err != nil {
 		return nil, err
 	}
-	if op != OpBatchGetIntoMultiBuffers && s.rcErr != nil {
+	if op != OpBatchGetInto && op != OpBatchGetIntoMultiBuffers && s.rcErr != nil {
 		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: s.rcErr}
 	}
 	res := resultsFor(results, len(keys))
@@ -208,14 +190,21 @@ func (s *Store) batchMulti(op Op, keys []string, addrs []uintptr, sizes []uint64
 		return nil, closedErr(op, "")
 	}
 	ks := s.c.packKeys(keys)
+	h, k := s.c.h, &ks.k
 	var rc int32
 	switch op {
+	case OpBatchPutFrom:
+		rc = h.BatchPutFrom(k, addrs, sizes, &s.cr, res)
+	case OpBatchUpsertFrom:
+		rc = h.BatchUpsertFrom(k, addrs, sizes, &s.cr, res)
+	case OpBatchGetInto:
+		rc = h.BatchGetInto(k, addrs, sizes, res)
 	case OpBatchPutFromMultiBuffers:
-		rc = s.c.h.BatchPutFromMultiBuffers(&ks.k, addrs, sizes, offsets, &s.cr, res)
+		rc = h.BatchPutFromMultiBuffers(k, addrs, sizes, offsets, &s.cr, res)
 	case OpBatchUpsertFromMultiBuffers:
-		rc = s.c.h.BatchUpsertFromMultiBuffers(&ks.k, addrs, sizes, offsets, &s.cr, res)
+		rc = h.BatchUpsertFromMultiBuffers(k, addrs, sizes, offsets, &s.cr, res)
 	default:
-		rc = s.c.h.BatchGetIntoMultiBuffers(&ks.k, addrs, sizes, offsets, s.rc.PreferAllocInSameNode, res)
+		rc = h.BatchGetIntoMultiBuffers(k, addrs, sizes, offsets, s.rc.PreferAllocInSameNode, res)
 	}
 	s.c.release()
 	s.c.freeKeys(ks)

@@ -274,8 +274,9 @@ int32_t mcgo_unregister_buffer(mcgo_store *s, uintptr_t addr) {
   });
 }
 
-int32_t mcgo_put(mcgo_store *s, const char *key, size_t key_len,
-                 const void *data, uint64_t size, mcgo_replicate_config cfg) {
+static int32_t CopyWrite(mcgo_store *s, const char *key, size_t key_len,
+                         const void *data, uint64_t size,
+                         mcgo_replicate_config cfg, bool upsert) {
   return Guard([&]() -> int32_t {
     Call call(s);
     mooncake::ReplicateConfig rc;
@@ -285,23 +286,20 @@ int32_t mcgo_put(mcgo_store *s, const char *key, size_t key_len,
     }
     std::span<const char> value(static_cast<const char *>(data),
                                 static_cast<size_t>(size));
-    return call.client()->put(MakeKey(key, key_len), value, rc);
+    const std::string k = MakeKey(key, key_len);
+    return upsert ? call.client()->upsert(k, value, rc)
+                  : call.client()->put(k, value, rc);
   });
+}
+
+int32_t mcgo_put(mcgo_store *s, const char *key, size_t key_len,
+                 const void *data, uint64_t size, mcgo_replicate_config cfg) {
+  return CopyWrite(s, key, key_len, data, size, cfg, false);
 }
 
 int32_t mcgo_upsert(mcgo_store *s, const char *key, size_t key_len,
                     const void *data, uint64_t size, mcgo_replicate_config cfg) {
-  return Guard([&]() -> int32_t {
-    Call call(s);
-    mooncake::ReplicateConfig rc;
-    if (call.client() == nullptr || !KeyOk(key, key_len) ||
-        (data == nullptr && size != 0) || !ToReplicate(cfg, &rc)) {
-      return MCGO_INVALID_PARAMS;
-    }
-    std::span<const char> value(static_cast<const char *>(data),
-                                static_cast<size_t>(size));
-    return call.client()->upsert(MakeKey(key, key_len), value, rc);
-  });
+  return CopyWrite(s, key, key_len, data, size, cfg, true);
 }
 
 int64_t mcgo_get(mcgo_store *s, const char *key, size_t key_len, void *dst,
@@ -329,8 +327,9 @@ int64_t mcgo_get(mcgo_store *s, const char *key, size_t key_len, void *dst,
   });
 }
 
-int32_t mcgo_put_from(mcgo_store *s, const char *key, size_t key_len,
-                      uintptr_t addr, uint64_t size, mcgo_replicate_config cfg) {
+static int32_t ZeroCopyWrite(mcgo_store *s, const char *key, size_t key_len,
+                             uintptr_t addr, uint64_t size,
+                             mcgo_replicate_config cfg, bool upsert) {
   return Guard([&]() -> int32_t {
     Call call(s);
     mooncake::ReplicateConfig rc;
@@ -338,26 +337,23 @@ int32_t mcgo_put_from(mcgo_store *s, const char *key, size_t key_len,
         !ToReplicate(cfg, &rc)) {
       return MCGO_INVALID_PARAMS;
     }
-    return call.client()->put_from(MakeKey(key, key_len),
-                                   reinterpret_cast<void *>(addr),
-                                   static_cast<size_t>(size), rc);
+    const std::string k = MakeKey(key, key_len);
+    void *buf = reinterpret_cast<void *>(addr);
+    const size_t n = static_cast<size_t>(size);
+    return upsert ? call.client()->upsert_from(k, buf, n, rc)
+                  : call.client()->put_from(k, buf, n, rc);
   });
+}
+
+int32_t mcgo_put_from(mcgo_store *s, const char *key, size_t key_len,
+                      uintptr_t addr, uint64_t size, mcgo_replicate_config cfg) {
+  return ZeroCopyWrite(s, key, key_len, addr, size, cfg, false);
 }
 
 int32_t mcgo_upsert_from(mcgo_store *s, const char *key, size_t key_len,
                          uintptr_t addr, uint64_t size,
                          mcgo_replicate_config cfg) {
-  return Guard([&]() -> int32_t {
-    Call call(s);
-    mooncake::ReplicateConfig rc;
-    if (call.client() == nullptr || !KeyOk(key, key_len) ||
-        !ToReplicate(cfg, &rc)) {
-      return MCGO_INVALID_PARAMS;
-    }
-    return call.client()->upsert_from(MakeKey(key, key_len),
-                                      reinterpret_cast<void *>(addr),
-                                      static_cast<size_t>(size), rc);
-  });
+  return ZeroCopyWrite(s, key, key_len, addr, size, cfg, true);
 }
 
 int64_t mcgo_get_into(mcgo_store *s, const char *key, size_t key_len,

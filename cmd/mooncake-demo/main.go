@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mooncake-go/mooncake-go/internal/fill"
 	"github.com/mooncake-go/mooncake-go/mooncake"
 )
 
@@ -122,8 +123,8 @@ func run(args []string) error {
 	fmt.Printf("host memory: %s mmap'd at %#x, page-aligned, registered\n", human(total), mem.Addr())
 
 	buf := mem.Bytes()
-	fill(buf[:singleBytes], 1)
-	fill(buf[2*singleBytes:2*singleBytes+multiBytes], 2)
+	fill.Fill(buf[:singleBytes], 1)
+	fill.Fill(buf[2*singleBytes:2*singleBytes+multiBytes], 2)
 	prefix := fmt.Sprintf("mcgo-demo/%d/", time.Now().UnixNano())
 
 	// Single-buffer objects: source i at i*objSize, destination in the
@@ -273,14 +274,4 @@ func human(n int) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return strings.TrimSpace(fmt.Sprintf("%d B", n))
-}
-
-func fill(b []byte, seed uint64) {
-	x := seed*0x9E3779B97F4A7C15 + 1
-	for i := range b {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		b[i] = byte(x)
-	}
 }

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncake-go/mooncake-go/internal/fill"
 	"github.com/mooncake-go/mooncake-go/mooncake"
 )
 
@@ -165,12 +166,4 @@ func sanitize(s string) string {
 }
 
 // Fill writes a pattern derived from seed into b.
-func Fill(b []byte, seed uint64) {
-	x := seed*0x9E3779B97F4A7C15 + 1
-	for i := range b {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		b[i] = byte(x)
-	}
-}
+func Fill(b []byte, seed uint64) { fill.Fill(b, seed) }
