@@ -1,3 +1,5 @@
+//go:build unix
+
 package mooncake
 
 import (
@@ -48,13 +50,13 @@ func AllocHostMemory(size int, opts HostMemoryOptions) (*HostMemory, error) {
 	}
 	flags := unix.MAP_PRIVATE | unix.MAP_ANONYMOUS
 	if opts.Populate {
-		flags |= unix.MAP_POPULATE
+		flags |= mapPopulate
 	}
 	m := &HostMemory{}
 	var err error
-	if opts.HugePages || opts.RequireHugePages {
+	if (opts.HugePages || opts.RequireHugePages) && mapHugeTLB != 0 {
 		n := (size + hugePageSize - 1) / hugePageSize * hugePageSize
-		m.raw, err = unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, flags|unix.MAP_HUGETLB)
+		m.raw, err = unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, flags|mapHugeTLB)
 		if err == nil {
 			m.huge = true
 			m.b = m.raw[:size:size]
@@ -68,6 +70,10 @@ func AllocHostMemory(size int, opts HostMemoryOptions) (*HostMemory, error) {
 			return nil, fmt.Errorf("mooncake: host memory: mmap %d bytes: %w", size, err)
 		}
 		m.b = m.raw
+	}
+	if opts.RequireHugePages && !m.huge {
+		_ = m.unmap()
+		return nil, fmt.Errorf("mooncake: host memory: huge pages are not supported on this system")
 	}
 	if opts.Lock {
 		if err := unix.Mlock(m.b); err != nil {
