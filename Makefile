@@ -17,7 +17,9 @@
 GO        ?= go
 BUILD     ?= build
 FUZZTIME  ?= 20s
-GOTEST    ?= $(GO) test
+# go test links without DWARF (-s -w) unless told otherwise; keep it so that
+# cgosymbolizer can name C++ frames if the engine ever crashes in a test.
+GOTEST    ?= $(GO) test -ldflags='-s=false -w=false'
 PKGS      := ./...
 
 .PHONY: native test-native demo-native require-mooncake
