@@ -46,7 +46,13 @@ type Row struct {
 	MemcpyTarget   float64 `json:"memcpy_target,omitempty"`
 	MemcpyMet      *bool   `json:"memcpy_met,omitempty"`
 	Rounds         int     `json:"rounds"`
-	Case           Case    `json:"case"`
+	// HiCache cases: mean time per request outside the store client's
+	// calls (median over rounds) and the mean request time.
+	GoOutsideUs     float64 `json:"go_outside_us,omitempty"`
+	PythonOutsideUs float64 `json:"python_outside_us,omitempty"`
+	GoMeanUs        float64 `json:"go_mean_us"`
+	PythonMeanUs    float64 `json:"python_mean_us"`
+	Case            Case    `json:"case"`
 }
 
 type compareOpts struct {
@@ -205,6 +211,8 @@ func compareRuns(goRuns, pyRuns []Run) ([]Row, error) {
 		ops, gbps    []float64
 		p50, p99, p9 []float64
 		memcpyFrac   []float64 // per round: gbps / the case's own memcpy reference
+		outside      []float64
+		mean         []float64
 	}
 	collect := func(runs []Run) (map[string]*series, []string, error) {
 		m := map[string]*series{}
@@ -227,6 +235,10 @@ func compareRuns(goRuns, pyRuns []Run) ([]Row, error) {
 				s.p50 = append(s.p50, res.P50Us)
 				s.p99 = append(s.p99, res.P99Us)
 				s.p9 = append(s.p9, res.P999Us)
+				s.mean = append(s.mean, res.MeanUs)
+				if res.OutsideUs > 0 {
+					s.outside = append(s.outside, res.OutsideUs)
+				}
 				if res.MemcpyGBps > 0 {
 					s.memcpyFrac = append(s.memcpyFrac, res.GBps/res.MemcpyGBps)
 				}
@@ -259,7 +271,8 @@ func compareRuns(goRuns, pyRuns []Run) ([]Row, error) {
 		r := Row{Scenario: name, Case: g.c, Rounds: min(len(g.ops), len(p.ops)),
 			GoOpsPerSec: median(g.ops), PythonOpsPerS: median(p.ops), GoGBps: median(g.gbps), PythonGBps: median(p.gbps),
 			GoP50Us: median(g.p50), PythonP50Us: median(p.p50), GoP99Us: median(g.p99), PythonP99Us: median(p.p99),
-			GoP999Us: median(g.p9), PythonP999Us: median(p.p9)}
+			GoP999Us: median(g.p9), PythonP999Us: median(p.p9),
+			GoOutsideUs: median(g.outside), PythonOutsideUs: median(p.outside), GoMeanUs: median(g.mean), PythonMeanUs: median(p.mean)}
 		if r.PythonOpsPerS > 0 {
 			r.Ratio = r.GoOpsPerSec / r.PythonOpsPerS
 		}
@@ -382,6 +395,22 @@ func markdownTable(rows []Row, m meta) string {
 			num(r.GoP99Us), num(r.PythonP99Us), target, met)
 	}
 	b.WriteString("\n")
+	var hi []Row
+	for _, r := range rows {
+		if r.GoOutsideUs > 0 && r.PythonOutsideUs > 0 {
+			hi = append(hi, r)
+		}
+	}
+	if len(hi) > 0 {
+		b.WriteString("HiCache requests: mean time per request, and the part of it spent outside the store client's calls " +
+			"(page meta, keys, lists, result checks; Python's list conversion inside the pybind call is not in it):\n\n")
+		b.WriteString("| case | Go µs/request | Go outside | Python µs/request | Python outside |\n|---|--:|--:|--:|--:|\n")
+		for _, r := range hi {
+			fmt.Fprintf(&b, "| `%s` | %s | %s µs (%.1f%%) | %s | %s µs (%.1f%%) |\n", r.Scenario, num(r.GoMeanUs), num(r.GoOutsideUs),
+				100*r.GoOutsideUs/r.GoMeanUs, num(r.PythonMeanUs), num(r.PythonOutsideUs), 100*r.PythonOutsideUs/r.PythonMeanUs)
+		}
+		b.WriteString("\n")
+	}
 	if len(missed) == 0 {
 		b.WriteString("Every target is met.\n")
 	} else {

@@ -81,6 +81,7 @@ type options struct {
 	list      bool
 	populate  bool
 	prefault  string
+	memcpyRef bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -124,6 +125,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
 	fs.BoolVar(&o.list, "list", false, "print the plan (one JSON case per line) and exit")
 	fs.BoolVar(&o.populate, "populate", true, "pre-fault registered memory (MAP_POPULATE)")
+	fs.BoolVar(&o.memcpyRef, "memcpy-ref", true, "large-page cases (objects >= 1 MiB) also time a plain copy of the same bytes between requests")
 	fs.StringVar(&o.prefault, "prefault", "auto", "before the first case, write and remove objects filling most of the segment, so writes "+
 		"land on resident pages as in a long-running client: on, off, or auto (on for a live cluster)")
 	if err := fs.Parse(args); err != nil {

@@ -19,6 +19,7 @@ type recorder struct {
 	bytes    int64
 	errors   int
 	start    time.Time
+	outside  int64 // ns of request time spent outside the store's calls (HiCache cases)
 }
 
 func newRecorder(hint int) *recorder {
@@ -58,6 +59,11 @@ type Result struct {
 	// between the store requests of this case (so under the same machine
 	// conditions): the reference of the "90% of memcpy" target.
 	MemcpyGBps float64 `json:"memcpy_gbps,omitempty"`
+	// OutsideUs, for HiCache cases, is the mean time per request spent
+	// outside the store client's calls: building page meta, keys and lists,
+	// and checking results (hostcache in Go; the SGLang backend logic in
+	// Python, whose list conversion inside the pybind call is not included).
+	OutsideUs float64 `json:"outside_us,omitempty"`
 }
 
 func (r *recorder) result(c Case) Result {
@@ -74,6 +80,9 @@ func (r *recorder) result(c Case) Result {
 		res.P50Us = percentile(r.lat, 0.50) / 1e3
 		res.P99Us = percentile(r.lat, 0.99) / 1e3
 		res.P999Us = percentile(r.lat, 0.999) / 1e3
+		if r.outside > 0 {
+			res.OutsideUs = float64(r.outside) / float64(n) / 1e3
+		}
 	}
 	return res
 }
