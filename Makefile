@@ -129,11 +129,12 @@ demo-native: native
 # ---- benchmarks against upstream's Python client -------------------------------
 #
 #   make bench-compare MOONCAKE_PREFIX=/path/to/Mooncake MOONCAKE_PYTHONPATH=<dir with mooncake/>
-#                      [BENCH_ROUNDS=3] [BENCH_ARGS="-duration 2s ..."] [PYTHON=python3]
-#                      [BENCH_SCENARIOS=write_perf,hicache_set,...] [BENCH_APIS=zcopy]
-#       starts a loopback cluster, runs cmd/mcbench (native) and
-#       scripts/bench_python.py in turn, chunk by chunk of the plan (A B A B,
-#       BENCH_ROUNDS rounds, same flags), and writes docs/benchmarks.{json,png}, the table in
+#                      [BENCH_ROUNDS=2] [BENCH_REPEAT=2] [BENCH_ARGS="-duration 2s -scenarios hicache_set,..."]
+#                      [PYTHON=python3]
+#       starts a loopback cluster, keeps a Go client (cmd/mcbench, native) and
+#       a Python client (scripts/bench_python.py) connected, runs every case
+#       on each in turn (A B A B, BENCH_REPEAT times; fresh processes every
+#       round, the first to start alternating; same flags), and writes docs/benchmarks.{json,png}, the table in
 #       docs/benchmarks.md and every run's JSON in docs/benchmarks-runs/.
 #   make bench-python  MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=...] [BENCH_ARGS=...]
 #       the Python side alone, on a loopback cluster.
@@ -142,16 +143,17 @@ demo-native: native
 .PHONY: bench-compare bench-python
 
 PYTHON       ?= python3
-BENCH_ROUNDS ?= 3
+BENCH_ROUNDS ?= 2
+BENCH_REPEAT ?= 2
 BENCH_ARGS   ?=
 BENCH_BIN    := $(abspath $(BUILD))/bench/mcbench-native
 BENCH_PYENV  := $(if $(MOONCAKE_PYTHONPATH),PYTHONPATH="$(MOONCAKE_PYTHONPATH)")
 
 bench-compare: native
 	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BENCH_BIN) ./cmd/mcbench
-	$(NATIVE_ENV) $(BENCH_PYENV) MCBENCH=$(BENCH_BIN) PYTHON="$(PYTHON)" BENCH_ROUNDS=$(BENCH_ROUNDS) \
+	$(NATIVE_ENV) $(BENCH_PYENV) MCBENCH=$(BENCH_BIN) PYTHON="$(PYTHON)" BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT) \
 	  BENCH_ARGS="$(BENCH_ARGS)" \
-	  BENCH_COMMAND="make bench-compare MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH) BENCH_ROUNDS=$(BENCH_ROUNDS)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')$(if $(BENCH_SCENARIOS), BENCH_SCENARIOS=$(BENCH_SCENARIOS))$(if $(BENCH_APIS), BENCH_APIS=$(BENCH_APIS))" \
+	  BENCH_COMMAND="make bench-compare MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 	  $(CLUSTER) -- scripts/bench_compare.sh
 
 bench-python: require-mooncake

@@ -294,6 +294,7 @@ _memcmp.restype = ctypes.c_int
 class CaseRun:
     def __init__(self, bench, idx, c):
         self.b, self.st, self.o, self.idx, self.c = bench, bench.store, bench.opts, idx, c
+        self.rc = bench.rc  # ReplicateConfig passed to every put (--own-segment sets preferred_segments)
         self.gen, self.gen_bytes, self.next_id = 0, 0, 0
         self.prefix = f"{bench.run}-{idx:03d}-"
         # Large pages: a plain copy of the request's bytes, timed after every
@@ -397,13 +398,13 @@ def kv_put(cr, r, keys, vals, rec):
         if c["batch"] == 1:
             v = r.payload if vals is None else vals[0]
             t0 = time.perf_counter_ns()
-            if st.put(keys[0], v) != 0:
+            if st.put(keys[0], v, cr.rc) != 0:
                 failed = 1
             d = time.perf_counter_ns() - t0
         else:
             values = [r.payload] * n if vals is None else vals
             t0 = time.perf_counter_ns()
-            if st.put_batch(keys, values) != 0:
+            if st.put_batch(keys, values, cr.rc) != 0:
                 failed = n
             d = time.perf_counter_ns() - t0
     else:
@@ -412,13 +413,13 @@ def kv_put(cr, r, keys, vals, rec):
                 ctypes.memmove(r.w_addr[i], vals[i], size)
         if c["batch"] == 1:
             t0 = time.perf_counter_ns()
-            if st.put_from(keys[0], r.w_addr[0], size) != 0:
+            if st.put_from(keys[0], r.w_addr[0], size, cr.rc) != 0:
                 failed = 1
             d = time.perf_counter_ns() - t0
         else:
             w_addr, sizes = (r.w_addr, r.sizes) if n == r.batch else (r.w_addr[:n], r.sizes[:n])
             t0 = time.perf_counter_ns()
-            res = st.batch_put_from(keys, w_addr, sizes)
+            res = st.batch_put_from(keys, w_addr, sizes, cr.rc)
             if len(res) != n or res.count(0) != n:
                 failed = n - res.count(0) if len(res) == n else n
             d = time.perf_counter_ns() - t0
@@ -473,7 +474,7 @@ def kv_prepare(cr, r, n):
     b = cr.c["batch"]
     for lo in range(0, n, b):
         hi = min(lo + b, n)
-        res = cr.st.batch_put_from(keys[lo:hi], r.w_addr[: hi - lo], r.sizes[: hi - lo])
+        res = cr.st.batch_put_from(keys[lo:hi], r.w_addr[: hi - lo], r.sizes[: hi - lo], cr.rc)
         if len(res) != hi - lo or res.count(0) != hi - lo:
             raise RuntimeError(f"preparing the dataset: puts failed: {res[:8]}")
     return keys
@@ -595,8 +596,8 @@ class PyHostPool:
 class TimedStore:
     """The store as the backend sees it, with the time inside its batch calls added up (see mcbench's timedStore)."""
 
-    def __init__(self, store):
-        self.store, self.inside = store, 0
+    def __init__(self, store, rc):
+        self.store, self.rc, self.inside = store, rc, 0
 
     def register_buffer(self, ptr, size):
         return self.store.register_buffer(ptr, size)
@@ -612,7 +613,7 @@ class TimedStore:
 
     def batch_put_from(self, keys, ptrs, sizes):
         t0 = time.perf_counter_ns()
-        r = self.store.batch_put_from(keys, ptrs, sizes)
+        r = self.store.batch_put_from(keys, ptrs, sizes, self.rc)
         self.inside += time.perf_counter_ns() - t0
         return r
 
@@ -624,7 +625,7 @@ class TimedStore:
 
     def batch_put_from_multi_buffers(self, keys, ptrs, sizes):
         t0 = time.perf_counter_ns()
-        r = self.store.batch_put_from_multi_buffers(keys, ptrs, sizes)
+        r = self.store.batch_put_from_multi_buffers(keys, ptrs, sizes, self.rc)
         self.inside += time.perf_counter_ns() - t0
         return r
 
@@ -727,7 +728,7 @@ def run_hicache(cr):
     pool = PyHostPool(c["pool"], P, 2 * b * P, cr.o.populate)
     be = None
     try:
-        ts = TimedStore(cr.st)
+        ts = TimedStore(cr.st, cr.rc)
         be = PyHiCacheBackend(ts, pool)
         set_idx = [p * P + t for p in range(b) for t in range(P)]
         get_idx = [p * P + t for p in range(b, 2 * b) for t in range(P)]
@@ -841,14 +842,14 @@ def run_multi(cr):
             def step(rec):
                 keys = cr.fresh(K, span)
                 t0 = time.perf_counter_ns()
-                res = cr.st.batch_put_from_multi_buffers(keys, src, sizes)
+                res = cr.st.batch_put_from_multi_buffers(keys, src, sizes, cr.rc)
                 failed = K - res.count(0) if len(res) == K else K
                 rec.add(time.perf_counter_ns() - t0, K, (K - failed) * value)
                 rec.errors += failed
         else:
             data = [cr.key("d", 0, i) for i in range(c["objects"])]
             for lo in range(0, len(data), K):
-                res = cr.st.batch_put_from_multi_buffers(data[lo:lo + K], src, sizes)
+                res = cr.st.batch_put_from_multi_buffers(data[lo:lo + K], src, sizes, cr.rc)
                 if len(res) != K or res.count(0) != K:
                     raise RuntimeError(f"preparing the dataset: puts failed: {res[:8]}")
             state = {"cursor": 0}
@@ -874,8 +875,8 @@ def run_multi(cr):
 
 
 class Bench:
-    def __init__(self, store, opts, progress):
-        self.store, self.opts, self.progress = store, opts, progress
+    def __init__(self, store, opts, progress, rc):
+        self.store, self.opts, self.progress, self.rc = store, opts, progress, rc
         self.run = os.urandom(4).hex()
 
     def run_case(self, idx, c):
@@ -893,7 +894,7 @@ class Bench:
             self.store.remove_by_regex("^" + cr.prefix, True)
 
 
-def prefault_segment(store, run, segment):
+def prefault_segment(store, run, segment, rc):
     """Write 32 MiB objects until 85% of the segment is used, then remove them (see mcbench -prefault)."""
     chunk = 32 << 20
     mem = HostMemory(chunk, True)
@@ -902,7 +903,7 @@ def prefault_segment(store, run, segment):
             raise RuntimeError("register_buffer failed")
         n, i = 0, 0
         while n + chunk <= segment * 85 // 100:
-            if store.put_from(f"{run}-pf-{i:06d}", mem.addr, chunk) != 0:
+            if store.put_from(f"{run}-pf-{i:06d}", mem.addr, chunk, rc) != 0:
                 break
             n += chunk
             i += 1
@@ -948,6 +949,10 @@ def build_parser():
     a("--progress", "-progress", action="store_true", help="progress bar even when stderr is not a terminal")
     a("--list", "-list", action="store_true", help="print the plan (one JSON case per line) and exit")
     a("--populate", "-populate", default="true", help="pre-fault registered memory (true/false)")
+    a("--serve", "-serve", action="store_true",
+      help="run cases named on stdin, one per line, answering each with a JSON line (mcbench drive)")
+    a("--own-segment", "-own-segment", action="store_true",
+      help="put every object in this client's own segment (ReplicateConfig.preferred_segments)")
     a("--memcpy-ref", "-memcpy-ref", default="true",
       help="large-page cases (objects >= 1 MiB) also time a plain copy of the same bytes between requests (true/false)")
     a("--prefault", "-prefault", default="auto", choices=["on", "off", "auto"],
@@ -1011,6 +1016,35 @@ def print_table(results, out=sys.stdout):
         out.write("  ".join(cell.rjust(w) for cell, w in zip(row, widths)) + "\n")
 
 
+def serve(bench, doc, plan):
+    """The serve protocol of mcbench drive (see cmd/mcbench/serve.go)."""
+    by_name = {c["name"]: c for c in plan}
+    head = dict(doc)
+    head["results"] = []
+    sys.stdout.write(json.dumps(head) + "\n")
+    sys.stdout.flush()
+    seq = 0
+    for line in sys.stdin:
+        name = line.strip()
+        if not name:
+            continue
+        if name == "quit":
+            break
+        reply = {"results": []}
+        c = by_name.get(name)
+        if c is None:
+            reply["error"] = f"no case {name!r} in the plan"
+        else:
+            try:
+                reply["results"] = bench.run_case(seq, c)
+            except Exception as e:  # reported to the driver, which stops
+                reply["error"] = f"{name}: {e!r}"
+        seq += 1
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     p = params_from_args(args)
@@ -1037,17 +1071,20 @@ def main(argv=None):
     args.populate = str(args.populate).lower() in ("1", "true", "yes", "on")
     args.memcpy_ref = str(args.memcpy_ref).lower() in ("1", "true", "yes", "on")
 
-    from mooncake.store import MooncakeDistributedStore  # imported late: --list works without it
+    from mooncake.store import MooncakeDistributedStore, ReplicateConfig  # imported late: --list works without it
 
     store = MooncakeDistributedStore()
     rc = store.setup(args.hostname, args.metadata, segment, local_buffer, args.protocol, args.device, args.master)
     if rc != 0:
         raise SystemExit(f"bench_python: setup failed: {rc}")
-    progress = Progress(args.progress or sys.stderr.isatty(), len(plan))
-    bench = Bench(store, args, progress)
+    progress = Progress(not args.serve and (args.progress or sys.stderr.isatty()), len(plan))
+    rc = ReplicateConfig()
+    if args.own_segment:
+        rc.preferred_segments = [store.get_hostname()]
+    bench = Bench(store, args, progress, rc)
     if args.prefault != "off":
         t0 = time.perf_counter()
-        n = prefault_segment(store, bench.run, segment)
+        n = prefault_segment(store, bench.run, segment, rc)
         print(f"bench_python: prefaulted the segment: wrote and removed {n >> 20} MiB in {time.perf_counter() - t0:.1f}s",
               file=sys.stderr)
     import mooncake
@@ -1059,6 +1096,11 @@ def main(argv=None):
                            protocol=args.protocol, master=args.master,
                            multi_shapes=[dict(Keys=k, Buffers=b, Size=s) for k, b, s in p["multi_shapes"]]),
                results=[], failures=[])
+    if args.serve:
+        try:
+            return serve(bench, doc, plan)
+        finally:
+            store.close()
     prof = None
     if args.cpuprofile:
         import cProfile

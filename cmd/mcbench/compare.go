@@ -354,8 +354,13 @@ func fmtRatio(v float64) string { return fmt.Sprintf("%.2f×", v) }
 
 func markdownTable(rows []Row, m meta) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured %s (first run started) with %d rounds per client, alternating Go, Python, Go, Python, …; every number is the median over the rounds.\n\n",
-		m.started, m.rounds)
+	how := fmt.Sprintf("%d runs of every case per client, alternating Go, Python, Go, Python, …", m.rounds)
+	if d, ok := m.params["drive"].(map[string]any); ok {
+		how = fmt.Sprintf("%d runs of every case per client: %v rounds of fresh Go and Python client processes (the one started first alternates), "+
+			"%v passes per round alternating Go, Python, Go, Python, …", m.rounds, d["rounds"], d["repeat"])
+	}
+	fmt.Fprintf(&b, "Measured %s with %s. Every number is the median over the runs; \"runs range\" is the range of the per-run Go/Python ratio.\n\n",
+		m.started, how)
 	fmt.Fprintf(&b, "- Go: %s engine, %s\n- Python: %s\n", m.goEng, m.goVer, m.pyVer)
 	if cpu, ok := m.host["cpu"].(string); ok {
 		fmt.Fprintf(&b, "- Machine: %s, %v CPUs, %.0f GiB RAM, %v/%v\n", cpu, m.host["cpus"], toF(m.host["mem_bytes"])/(1<<30), m.host["os"], m.host["arch"])
@@ -368,7 +373,7 @@ func markdownTable(rows []Row, m meta) string {
 	if m.command != "" {
 		fmt.Fprintf(&b, "- Command: `%s`\n", m.command)
 	}
-	b.WriteString("\n| case | Go keys/s | Python keys/s | Go/Python | rounds range | Go GB/s | Python GB/s | Go p99 µs | Python p99 µs | target | met |\n")
+	b.WriteString("\n| case | Go keys/s | Python keys/s | Go/Python | runs range | Go GB/s | Python GB/s | Go p99 µs | Python p99 µs | target | met |\n")
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|:-:|\n")
 	var missed []string
 	for _, r := range rows {

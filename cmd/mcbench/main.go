@@ -17,7 +17,7 @@
 //	mcbench -quick                   a tiny plan, a few seconds
 //	mcbench -list                    print the plan and exit
 //	mcbench compare [flags]          medians over rounds, Go/Python table, chart (see mcbench compare -h)
-//	mcbench merge -o OUT PART...     join one client's chunk runs of one round (bench-compare)
+//	mcbench drive [flags] -- FLAGS   Go and Python clients side by side, case by case (make bench-compare)
 //
 // Against a live cluster (native build, make native):
 //
@@ -51,8 +51,8 @@ func main() {
 	switch {
 	case len(os.Args) > 1 && os.Args[1] == "compare":
 		err = runCompare(os.Args[2:], os.Stdout)
-	case len(os.Args) > 1 && os.Args[1] == "merge":
-		err = runMerge(os.Args[2:], os.Stdout)
+	case len(os.Args) > 1 && os.Args[1] == "drive":
+		err = runDrive(os.Args[2:], os.Stdout, os.Stderr)
 	default:
 		err = run(os.Args[1:], os.Stdout, os.Stderr)
 	}
@@ -82,6 +82,8 @@ type options struct {
 	populate  bool
 	prefault  string
 	memcpyRef bool
+	serve     bool
+	ownSeg    bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -125,6 +127,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
 	fs.BoolVar(&o.list, "list", false, "print the plan (one JSON case per line) and exit")
 	fs.BoolVar(&o.populate, "populate", true, "pre-fault registered memory (MAP_POPULATE)")
+	fs.BoolVar(&o.serve, "serve", false, "run cases named on stdin, one per line, and answer each with a JSON line (mcbench drive)")
+	fs.BoolVar(&o.ownSeg, "own-segment", false, "put every object in this client's own segment (ReplicateConfig.preferred_segments), "+
+		"for runs where several clients are connected")
 	fs.BoolVar(&o.memcpyRef, "memcpy-ref", true, "large-page cases (objects >= 1 MiB) also time a plain copy of the same bytes between requests")
 	fs.StringVar(&o.prefault, "prefault", "auto", "before the first case, write and remove objects filling most of the segment, so writes "+
 		"land on resident pages as in a long-running client: on, off, or auto (on for a live cluster)")
@@ -305,6 +310,9 @@ type Run struct {
 
 const schema = "mcbench/1"
 
+// stdin is where -serve reads case names (a variable for tests).
+var stdin io.Reader = os.Stdin
+
 func run(args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
@@ -348,7 +356,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	var rb [4]byte
 	_, _ = rand.Read(rb[:])
 	b := &bench{st: st, o: o, run: hex.EncodeToString(rb[:])}
-	b.prog = newProgress(stderr, o.progress || isTerminal(stderr), len(plan))
+	if o.ownSeg {
+		host, err := st.Hostname()
+		if err != nil {
+			return err
+		}
+		b.st = st.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{host}})
+	}
+	b.prog = newProgress(stderr, !o.serve && (o.progress || isTerminal(stderr)), len(plan))
 	defer b.prog.stop()
 
 	if o.cpuprof != "" {
@@ -374,6 +389,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 	doc := Run{Schema: schema, Client: "go", Engine: mooncake.Engine(), Version: runtime.Version(),
 		Host: hostInfo(), Started: time.Now().UTC().Format(time.RFC3339), Params: o.paramsJSON()}
+	if o.serve {
+		return b.serve(doc, plan, stdin, stdout)
+	}
 	for i, c := range plan {
 		b.prog.begin(i, c.Name)
 		res, err := b.runCase(i, c)

@@ -309,3 +309,42 @@ func TestCompare(t *testing.T) {
 		t.Error("compare accepted a Python run as a Go run")
 	}
 }
+
+// TestServe drives the serve protocol of mcbench drive on the embedded
+// engine: a header line, one reply per case name, an error for an unknown
+// name, then quit.
+func TestServe(t *testing.T) {
+	args := clusterArgs(t)
+	in := strings.NewReader("multi_get/8x61x1152B\nno-such-case\nverify_write.write/zcopy/4KiB/x8\nquit\nfill/plain/4KiB/x1\n")
+	old := stdin
+	stdin = in
+	defer func() { stdin = old }()
+	var out, errb bytes.Buffer
+	err := run(append(args, "-quick", "-serve", "-own-segment", "-duration", "10ms", "-warmup", "1ms"), &out, &errb)
+	if err != nil {
+		t.Fatalf("serve: %v\n%s", err, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want a header and 3 replies, got %d lines:\n%s", len(lines), out.String())
+	}
+	var head Run
+	if err := json.Unmarshal([]byte(lines[0]), &head); err != nil || head.Schema != schema || head.Client != "go" {
+		t.Fatalf("header %q: %v", lines[0], err)
+	}
+	var r1, r2, r3 serveReply
+	for i, r := range []*serveReply{&r1, &r2, &r3} {
+		if err := json.Unmarshal([]byte(lines[i+1]), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r1.Error != "" || len(r1.Results) != 1 || r1.Results[0].Name != "multi_get/8x61x1152B" || r1.Results[0].OpsPerSec <= 0 {
+		t.Errorf("reply 1: %+v", r1)
+	}
+	if r2.Error == "" {
+		t.Errorf("unknown case: no error")
+	}
+	if r3.Error != "" || len(r3.Results) != 2 || r3.Results[1].Phase != "read" || r3.Results[1].Errors != 0 {
+		t.Errorf("reply 3: %+v", r3)
+	}
+}
