@@ -344,6 +344,38 @@ class CaseRun:
             prog.fraction(rec.busy / limit)
         return rec
 
+    def new_ref_copy(self, bufs, get):
+        """The memcpy reference against a rotating cold region (see mcbench's newRefCopy).
+
+        bufs are the request's (address, size) buffers in order; the copy goes
+        into the next request-sized window of the region, or out of it for gets."""
+        req = sum(z for _, z in bufs)
+        size = max(self.o.gen_bytes // req * req, 2 * req)
+        cold = HostMemory(size, True)
+        memmove = ctypes.memmove
+        state = {"off": 0}
+        plan = []
+        o = 0
+        for a, z in bufs:
+            plan.append((a, o, z))
+            o += z
+
+        def ref_copy():
+            off = state["off"]
+            if off + req > size:
+                off = 0
+            base = cold.addr + off
+            if get:
+                for a, o, z in plan:
+                    memmove(a, base + o, z)
+            else:
+                for a, o, z in plan:
+                    memmove(base + o, a, z)
+            state["off"] = off + req
+            return req
+        self.ref_copy = ref_copy
+        return cold
+
     def result(self, rec):
         r = rec.result(self.c)
         if self.ref is not None and self.ref.busy > 0:
@@ -726,25 +758,16 @@ def run_hicache(cr):
     c = cr.c
     b, P = c["batch"], c["page_size"]
     pool = PyHostPool(c["pool"], P, 2 * b * P, cr.o.populate)
-    be = None
+    be, ref_mem = None, None
     try:
         ts = TimedStore(cr.st, cr.rc)
         be = PyHiCacheBackend(ts, pool)
         set_idx = [p * P + t for p in range(b) for t in range(P)]
         get_idx = [p * P + t for p in range(b, 2 * b) for t in range(P)]
         if cr.o.memcpy_ref and c["value_size"] >= LARGE_OBJECT and c["scenario"] != SC_HIEXISTS:
-            src, sizes = pool.get_page_buffer_meta(set_idx)
-            dst, _ = pool.get_page_buffer_meta(get_idx)
-            triples = list(zip(dst, src, sizes))
-            memmove = ctypes.memmove
-
-            def ref_copy():
-                n = 0
-                for d, s_, z in triples:
-                    memmove(d, s_, z)
-                    n += z
-                return n
-            cr.ref_copy = ref_copy
+            is_get = c["scenario"] == SC_HIGET
+            addrs, sizes = pool.get_page_buffer_meta(get_idx if is_get else set_idx)
+            ref_mem = cr.new_ref_copy(list(zip(addrs, sizes)), is_get)
         kpr = keys_per_request(c)
         page_bytes = (kpr // b) * c["value_size"]
         req_bytes = b * page_bytes
@@ -802,6 +825,8 @@ def run_hicache(cr):
         if be is not None:
             be.close()
         pool.mem.close()
+        if ref_mem is not None:
+            ref_mem.close()
 
 
 def run_multi(cr):
@@ -809,7 +834,7 @@ def run_multi(cr):
     K, nbuf, size = c["batch"], c["buffers"], c["buffer_size"]
     span = K * nbuf * size
     mem = HostMemory(2 * span, cr.o.populate)
-    registered = False
+    registered, ref_mem = False, None
     try:
         ctypes.memmove(mem.addr, bytes((i * 7 + 1) & 0xFF for i in range(256)) * (span // 256), span // 256 * 256)
         if c["scenario"] != SC_MEMCPY:
@@ -832,7 +857,9 @@ def run_multi(cr):
                 memmove(d, s, size)
             return span
         if cr.o.memcpy_ref and value >= LARGE_OBJECT and c["scenario"] != SC_MEMCPY:
-            cr.ref_copy = memcpy
+            is_get = c["scenario"] == SC_MGET
+            flat = flat_dst if is_get else flat_src
+            ref_mem = cr.new_ref_copy([(a, size) for a in flat], is_get)
         if c["scenario"] == SC_MEMCPY:
             def step(rec):
                 t0 = time.perf_counter_ns()
@@ -869,6 +896,8 @@ def run_multi(cr):
         if registered:
             cr.st.unregister_buffer(mem.addr)
         mem.close()
+        if ref_mem is not None:
+            ref_mem.close()
 
 
 # ------------------------------------------------------------------ driver

@@ -57,26 +57,28 @@ func (cr *caseRun) hicache() ([]Result, error) {
 	}
 	setIdx, getIdx := tok(0), tok(c.Batch)
 	if cr.o.memcpyRef && c.ValueSize >= largeObject && c.Scenario != scHiExists {
-		// The memcpy reference: the same pages copied buffer by buffer
-		// from the write half of the pool to the read half.
-		from, sizes, err := pool.AppendPageBufferMeta(nil, nil, setIdx)
-		if err != nil {
-			return nil, err
+		// The memcpy reference: the request's page buffers copied one by
+		// one to (set) or from (get) a rotating cold region, as the store
+		// copies them to or from its segment.
+		idx := setIdx
+		if c.Scenario == scHiGet {
+			idx = getIdx
 		}
-		to, _, err := pool.AppendPageBufferMeta(nil, nil, getIdx)
+		addrs, sizes, err := pool.AppendPageBufferMeta(nil, nil, idx)
 		if err != nil {
 			return nil, err
 		}
 		mem := pool.KVBuffer()[0] // the whole [2,...] tensor for MHA
-		cr.refCopy = func() int64 {
-			var n int64
-			for i, z := range sizes {
-				a, b := int(from[i]-mem.Addr), int(to[i]-mem.Addr)
-				copy(mem.Mem[b:b+int(z)], mem.Mem[a:a+int(z)])
-				n += int64(z)
-			}
-			return n
+		bufs := make([][]byte, len(addrs))
+		for i, a := range addrs {
+			off := int(a - mem.Addr)
+			bufs[i] = mem.Mem[off : off+int(sizes[i])]
 		}
+		ref, err := cr.newRefCopy(bufs, c.Scenario == scHiGet)
+		if err != nil {
+			return nil, err
+		}
+		defer ref.free()
 	}
 	keysPerReq := c.KeysPerRequest()
 	pageBytes := int64(keysPerReq/c.Batch) * int64(c.ValueSize)
@@ -176,6 +178,52 @@ func (cr *caseRun) hicache() ([]Result, error) {
 	return []Result{cr.result(rec)}, nil
 }
 
+// refRegion is the cold side of the memcpy reference: a region as large as
+// a generation of written objects (-gen-bytes), walked request by request,
+// so that the reference copies touch as much memory as the store does (on
+// a machine whose L3 can hold a whole request, copying between the same two
+// buffers every time would measure the cache, not memcpy).
+type refRegion struct{ mem *mooncake.HostMemory }
+
+func (r refRegion) free() { r.mem.Free() }
+
+// newRefCopy sets cr.refCopy to copy bufs (the request's buffers, in
+// order) into the next request-sized window of the cold region, or, for
+// gets, from it into bufs.
+func (cr *caseRun) newRefCopy(bufs [][]byte, get bool) (refRegion, error) {
+	var reqBytes int
+	for _, b := range bufs {
+		reqBytes += len(b)
+	}
+	size := int(cr.o.genBytes) / reqBytes * reqBytes
+	if size < 2*reqBytes {
+		size = 2 * reqBytes
+	}
+	mem, err := mooncake.AllocHostMemory(size, mooncake.HostMemoryOptions{Populate: true})
+	if err != nil {
+		return refRegion{}, err
+	}
+	cold := mem.Bytes()[:size] // populated: every page is resident
+	off := 0
+	cr.refCopy = func() int64 {
+		if off+reqBytes > len(cold) {
+			off = 0
+		}
+		o := off
+		for _, b := range bufs {
+			if get {
+				copy(b, cold[o:o+len(b)])
+			} else {
+				copy(cold[o:o+len(b)], b)
+			}
+			o += len(b)
+		}
+		off += reqBytes
+		return int64(reqBytes)
+	}
+	return refRegion{mem}, nil
+}
+
 // timedStore is the store as hostcache sees it, with the time spent inside
 // the store's batch calls added up: a request's time minus that is what the
 // HiCache layer itself costs (page meta, keys, packing, result checks).
@@ -265,7 +313,19 @@ func (cr *caseRun) multi() ([]Result, error) {
 		return reqBytes
 	}
 	if cr.o.memcpyRef && c.ValueSize >= largeObject && c.Scenario != scMemcpy {
-		cr.refCopy = memcpy
+		bufs := make([][]byte, len(spans))
+		for i, sp := range spans {
+			if c.Scenario == scMultiGet {
+				bufs[i] = buf[span+sp[0] : span+sp[1]]
+			} else {
+				bufs[i] = buf[sp[0]:sp[1]]
+			}
+		}
+		ref, err := cr.newRefCopy(bufs, c.Scenario == scMultiGet)
+		if err != nil {
+			return nil, err
+		}
+		defer ref.free()
 	}
 	var s step
 	switch c.Scenario {
