@@ -5,7 +5,7 @@ package mcgo
 // reports; Check compares them at run time, which also catches a stale object
 // in the Go build cache (cgo does not track headers outside a package's own
 // directory).
-const ABIVersion = 1
+const ABIVersion = 2
 
 // CodeNoCgo is returned by every call in a build without cgo. It is
 // Mooncake's NOT_SUPPORTED (-1012).

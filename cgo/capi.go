@@ -6,7 +6,7 @@ package mcgo
 #include <stdlib.h>
 #include "mcgo.h"
 
-#if MCGO_ABI_VERSION != 1
+#if MCGO_ABI_VERSION != 2
 #error "cgo/mcgo.h changed its ABI version: update ABIVersion in cgo/abi.go and this check"
 #endif
 
@@ -19,6 +19,10 @@ package mcgo
 #cgo nocallback mcgo_put
 #cgo noescape mcgo_upsert
 #cgo nocallback mcgo_upsert
+#cgo noescape mcgo_get_begin
+#cgo nocallback mcgo_get_begin
+#cgo noescape mcgo_get_finish
+#cgo nocallback mcgo_get_finish
 #cgo noescape mcgo_get
 #cgo nocallback mcgo_get
 #cgo noescape mcgo_put_from
@@ -160,6 +164,20 @@ func (c Client) Get(key string, dst []byte) (n int64, objectSize uint64) {
 	var osz C.uint64_t
 	r := int64(C.mcgo_get(c.p, strPtr(key), C.size_t(len(key)), bytesPtr(dst), C.uint64_t(len(dst)), &osz))
 	return r, uint64(osz)
+}
+
+// GetBegin reads the object into memory the library holds and returns its
+// size (or a negative code) and a handle that GetFinish must release.
+func (c Client) GetBegin(key string) (size int64, handle uintptr) {
+	var h C.uintptr_t
+	r := int64(C.mcgo_get_begin(c.p, strPtr(key), C.size_t(len(key)), &h))
+	return r, uintptr(h)
+}
+
+// GetFinish copies the object held by handle into dst (nil to only release
+// it) and releases the handle.
+func GetFinish(handle uintptr, dst []byte) int32 {
+	return int32(C.mcgo_get_finish(C.uintptr_t(handle), bytesPtr(dst), C.uint64_t(len(dst))))
 }
 
 // PutFrom stores size bytes at addr (registered memory) under key.

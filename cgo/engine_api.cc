@@ -5,7 +5,9 @@
 // keys / CSR buffer lists, and catches every C++ exception, reporting it as
 // MCGO_INTERNAL_ERROR. Whole-call refusals also fill every results[i].
 
+#include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -273,6 +275,33 @@ int64_t mcgo_get(mcgo_store *s, const char *key, size_t key_len, void *dst,
     return mcgo_engine::GetCopy(s, MakeKey(key, key_len), dst, dst_cap,
                                 object_size);
   });
+}
+
+int64_t mcgo_get_begin(mcgo_store *s, const char *key, size_t key_len,
+                       uintptr_t *handle) {
+  if (handle != nullptr) *handle = 0;
+  return Guarded<int64_t>(MCGO_INTERNAL_ERROR, [&]() -> int64_t {
+    if (!IsReady(s) || handle == nullptr || !KeyOk(key, key_len)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    mcgo_engine::HeldObject *held = nullptr;
+    const int64_t r = mcgo_engine::GetHold(s, MakeKey(key, key_len), &held);
+    if (r >= 0) *handle = reinterpret_cast<uintptr_t>(held);
+    return r;
+  });
+}
+
+int32_t mcgo_get_finish(uintptr_t handle, void *dst, uint64_t dst_cap) {
+  if (handle == 0) return MCGO_INVALID_PARAMS;
+  std::unique_ptr<mcgo_engine::HeldObject> held(
+      reinterpret_cast<mcgo_engine::HeldObject *>(handle));
+  if (dst == nullptr && dst_cap == 0) return MCGO_OK;
+  if (dst == nullptr) return MCGO_INVALID_PARAMS;
+  if (dst_cap < held->size) return MCGO_BUFFER_OVERFLOW;
+  if (held->size > 0) {
+    std::memcpy(dst, held->data.get(), static_cast<size_t>(held->size));
+  }
+  return MCGO_OK;
 }
 
 int32_t mcgo_put_from(mcgo_store *s, const char *key, size_t key_len,

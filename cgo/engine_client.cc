@@ -284,6 +284,19 @@ int64_t GetCopy(mcgo_store *s, std::string key, void *dst, uint64_t dst_cap,
   return op.result;
 }
 
+int64_t GetHold(mcgo_store *s, std::string key, HeldObject **out) {
+  std::vector<ReadOp> ops(1);
+  ops[0].key = std::move(key);
+  s->cluster->Acquire(ops.data(), 1);
+  ReadOp &op = ops[0];
+  if (op.result < 0) return op.result;
+  const uint64_t size = static_cast<uint64_t>(op.result);
+  if (size > s->local_buffer_size) return MCGO_INVALID_PARAMS;
+  // The shared bytes stay valid if the key is removed or replaced meanwhile.
+  *out = new HeldObject{std::move(op.data), size};
+  return op.result;
+}
+
 bool DebugStats(mcgo_store *s, ClusterStats *out) {
   if (!IsReady(s)) return false;
   *out = s->cluster->Stats();

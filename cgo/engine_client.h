@@ -72,6 +72,15 @@ int32_t PutCopy(mcgo_store *s, std::string key, const void *data,
 int64_t GetCopy(mcgo_store *s, std::string key, void *dst, uint64_t dst_cap,
                 uint64_t *object_size);
 
+// An object read by mcgo_get_begin, held until mcgo_get_finish.
+struct HeldObject {
+  Bytes data;
+  uint64_t size;
+};
+// The first step of the two-step copying get: on success (the object size)
+// *out owns a reference to the object's bytes.
+int64_t GetHold(mcgo_store *s, std::string key, HeldObject **out);
+
 // Introspection for the C++ tests (not part of the C ABI).
 bool DebugStats(mcgo_store *s, ClusterStats *out);
 std::vector<std::string> DebugReplicaSegments(mcgo_store *s,

@@ -45,7 +45,7 @@ extern "C" {
  * The Go side checks mcgo_abi_version() == MCGO_ABI_VERSION at Open, and
  * keeps its own copy of the number (mooncake-go/cgo/abi.go), so a stale
  * object in the Go build cache is caught as well. */
-#define MCGO_ABI_VERSION 1
+#define MCGO_ABI_VERSION 2
 
 /* A few ErrorCode values the engines return themselves (the full table is
  * upstream's mooncake-store/include/types.h, mirrored in Go). */
@@ -148,6 +148,21 @@ int32_t mcgo_upsert(mcgo_store *s, const char *key, size_t key_len,
  * MCGO_INVALID_PARAMS. */
 int64_t mcgo_get(mcgo_store *s, const char *key, size_t key_len, void *dst,
                  uint64_t dst_cap, uint64_t *object_size);
+
+/* The copying get in two steps, for callers that allocate the destination
+ * only once they know the size (one read of the object, no size query).
+ * mcgo_get_begin reads the object, as mcgo_get does, into memory the library
+ * owns, and returns its size (or an error; then *handle is 0). On success
+ * *handle is an opaque non-zero token that must be passed to mcgo_get_finish
+ * exactly once, before mcgo_destroy. A handle holds the object's bytes (and,
+ * on the native backend, space in the local buffer) until it is finished.
+ * mcgo_get_finish copies the held bytes into dst and releases the handle;
+ * dst_cap must be at least the size begin returned (else nothing is copied,
+ * MCGO_BUFFER_OVERFLOW, and the handle is still released). dst NULL with
+ * dst_cap 0 only releases. handle 0 is MCGO_INVALID_PARAMS. */
+int64_t mcgo_get_begin(mcgo_store *s, const char *key, size_t key_len,
+                       uintptr_t *handle);
+int32_t mcgo_get_finish(uintptr_t handle, void *dst, uint64_t dst_cap);
 
 /* ---- zero-copy single-key calls ------------------------------------------ */
 

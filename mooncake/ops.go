@@ -3,6 +3,8 @@ package mooncake
 import (
 	"errors"
 	"fmt"
+
+	mcgo "github.com/mooncake-go/mooncake-go/cgo"
 )
 
 // Put stores a copy of value under key. value may be any memory (it is
@@ -42,24 +44,31 @@ func (s *Store) Get(key string) ([]byte, error) {
 		return nil, closedErr(OpGet, key)
 	}
 	defer s.c.release()
-	size := s.c.h.GetSize(key)
+	// One read: the library holds the object while we allocate its slice.
+	size, h := s.c.h.GetBegin(key)
 	if size < 0 {
 		return nil, codeErr(OpGet, key, size)
 	}
-	// The object may be replaced between the size query and the read;
-	// the engine then reports the new size and we retry.
-	for attempt := 0; attempt < 4; attempt++ {
-		buf := make([]byte, size)
-		n, need := s.c.h.Get(key, buf)
-		if n >= 0 {
-			return buf[:n], nil
-		}
-		if ErrorCode(n) != ErrBufferOverflow {
-			return nil, codeErr(OpGet, key, n)
-		}
-		size = int64(need)
+	buf, err := makeGetBuffer(size, h)
+	if err != nil {
+		return nil, &Error{Op: OpGet, Key: key, Code: ErrInternalError, Err: err}
 	}
-	return nil, &Error{Op: OpGet, Key: key, Code: ErrBufferOverflow, Err: errors.New("object kept changing size")}
+	if rc := mcgo.GetFinish(h, buf); rc != 0 {
+		return nil, codeErr(OpGet, key, int64(rc))
+	}
+	return buf, nil
+}
+
+// makeGetBuffer allocates the slice for a held read, and releases the hold
+// if make panics (a length this process cannot address).
+func makeGetBuffer(size int64, h uintptr) (buf []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			mcgo.GetFinish(h, nil)
+			buf, err = nil, fmt.Errorf("allocating %d bytes: %v", size, r)
+		}
+	}()
+	return make([]byte, size), nil
 }
 
 // GetSize returns the size in bytes of the object stored under key.

@@ -327,6 +327,50 @@ int64_t mcgo_get(mcgo_store *s, const char *key, size_t key_len, void *dst,
   });
 }
 
+namespace {
+// A read held between mcgo_get_begin and mcgo_get_finish: the handle keeps
+// the object's bytes in the client's local buffer.
+struct HeldGet {
+  std::shared_ptr<mooncake::BufferHandle> h;
+};
+}  // namespace
+
+int64_t mcgo_get_begin(mcgo_store *s, const char *key, size_t key_len,
+                       uintptr_t *handle) {
+  if (handle != nullptr) *handle = 0;
+  return Guard64([&]() -> int64_t {
+    Call call(s);
+    if (call.client() == nullptr || handle == nullptr ||
+        !KeyOk(key, key_len)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    const std::string k = MakeKey(key, key_len);
+    std::shared_ptr<mooncake::BufferHandle> h = call.client()->get_buffer(k);
+    if (!h) {
+      // get_buffer drops the code: ask for the size to recover it.
+      const int64_t sz = call.client()->getSize(k);
+      if (sz < 0) return sz;
+      return MCGO_INVALID_PARAMS;  // e.g. larger than the local buffer
+    }
+    const int64_t n = static_cast<int64_t>(h->size());
+    *handle = reinterpret_cast<uintptr_t>(new HeldGet{std::move(h)});
+    return n;
+  });
+}
+
+int32_t mcgo_get_finish(uintptr_t handle, void *dst, uint64_t dst_cap) {
+  if (handle == 0) return MCGO_INVALID_PARAMS;
+  return Guard([&]() -> int32_t {
+    std::unique_ptr<HeldGet> held(reinterpret_cast<HeldGet *>(handle));
+    if (dst == nullptr && dst_cap == 0) return MCGO_OK;
+    if (dst == nullptr) return MCGO_INVALID_PARAMS;
+    const uint64_t n = held->h->size();
+    if (dst_cap < n) return MCGO_BUFFER_OVERFLOW;
+    if (n > 0) std::memcpy(dst, held->h->ptr(), static_cast<size_t>(n));
+    return MCGO_OK;
+  });
+}
+
 static int32_t ZeroCopyWrite(mcgo_store *s, const char *key, size_t key_len,
                              uintptr_t addr, uint64_t size,
                              mcgo_replicate_config cfg, bool upsert) {

@@ -296,3 +296,49 @@ TEST(LargeObjects) {
 }
 
 MCGO_TEST_MAIN()
+
+TEST(TwoStepGet) {
+  Store s(UniqueMaster("get2"));
+  CHECK_EQ(Put(s, "k", "hello"), 0);
+
+  uintptr_t h = 7;
+  CHECK_EQ(mcgo_get_begin(s, "k", 1, &h), 5);
+  CHECK(h != 0);
+  // The hold survives removal and replacement of the key.
+  CHECK_EQ(Remove(s, "k", true), 0);
+  CHECK_EQ(Put(s, "k", "other value"), 0);
+  char small[3] = {'x', 'x', 'x'};
+  char big[8];
+  std::memset(big, '#', sizeof big);
+  CHECK_EQ(mcgo_get_finish(h, big, sizeof big), MCGO_OK);
+  CHECK_BYTES(big, "hello###", 8);
+
+  // Too small a destination: nothing copied, the handle is still released.
+  CHECK_EQ(mcgo_get_begin(s, "k", 1, &h), 11);
+  CHECK_EQ(mcgo_get_finish(h, small, sizeof small), MCGO_BUFFER_OVERFLOW);
+  CHECK_BYTES(small, "xxx", 3);
+  // Release only.
+  CHECK_EQ(mcgo_get_begin(s, "k", 1, &h), 11);
+  CHECK_EQ(mcgo_get_finish(h, nullptr, 0), MCGO_OK);
+  CHECK_EQ(mcgo_get_begin(s, "k", 1, &h), 11);
+  CHECK_EQ(mcgo_get_finish(h, nullptr, 4), MCGO_INVALID_PARAMS);
+
+  // Errors leave the handle 0 and hold nothing.
+  h = 7;
+  CHECK_EQ(mcgo_get_begin(s, "nope", 4, &h), MCGO_OBJECT_NOT_FOUND);
+  CHECK_EQ(h, 0u);
+  h = 7;
+  CHECK_EQ(mcgo_get_begin(s, nullptr, 1, &h), MCGO_INVALID_PARAMS);
+  CHECK_EQ(h, 0u);
+  CHECK_EQ(mcgo_get_begin(s, "k", 1, nullptr), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_get_begin(nullptr, "k", 1, &h), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_get_finish(0, big, sizeof big), MCGO_INVALID_PARAMS);
+
+  // Larger than the local buffer: refused like mcgo_get.
+  Store t(UniqueMaster("get2big"), kMinSegment, 4096);
+  Mem m(8192, t);
+  Fill(m.data(), 8192, 3);
+  CHECK_EQ(PutFrom(t, "zc", m.addr(), 8192), 0);
+  CHECK_EQ(mcgo_get_begin(t, "zc", 2, &h), MCGO_INVALID_PARAMS);
+  CHECK_EQ(h, 0u);
+}

@@ -7,7 +7,7 @@
 using namespace tu;
 
 TEST(Identity) {
-  CHECK_EQ(mcgo_abi_version(), 1u);
+  CHECK_EQ(mcgo_abi_version(), 2u);
   CHECK_EQ(mcgo_abi_version(), static_cast<uint32_t>(MCGO_ABI_VERSION));
   CHECK_EQ(std::string(mcgo_engine_name()), "embedded");
   CHECK_EQ(std::string(mcgo_upstream_commit()), "");
