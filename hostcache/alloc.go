@@ -58,6 +58,10 @@ type MmapAllocator struct {
 	Lock bool
 	// Populate pre-faults the mapping (MAP_POPULATE).
 	Populate bool
+	// TransparentHugePages advises the kernel to back the mapping with
+	// transparent huge pages (MADV_HUGEPAGE; Linux, THP "madvise" or
+	// "always"; no reserved pages needed). Ignored with HugePages.
+	TransparentHugePages bool
 }
 
 // DefaultAllocator is the allocator pools use when their config leaves
@@ -94,7 +98,7 @@ func (a *MmapAllocator) Alloc(size uint64) (Region, error) {
 	if length > uint64(maxInt) {
 		return Region{}, fmt.Errorf("%w: size %d too large", ErrAlloc, size)
 	}
-	mem, err := mmapAnon(int(length), a.HugePages, a.Populate)
+	mem, err := mmapAnon(int(length), a.HugePages, a.TransparentHugePages, a.Populate)
 	if err != nil {
 		return Region{}, fmt.Errorf("%w: mmap %d bytes (huge pages %v): %v", ErrAlloc, length, a.HugePages, err)
 	}

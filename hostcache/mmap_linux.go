@@ -5,6 +5,19 @@ package hostcache
 import "golang.org/x/sys/unix"
 
 const (
-	mapHugeTLB  = unix.MAP_HUGETLB
-	mapPopulate = unix.MAP_POPULATE
+	mapHugeTLB   = unix.MAP_HUGETLB
+	mapPopulate  = unix.MAP_POPULATE
+	madvHugePage = unix.MADV_HUGEPAGE
 )
+
+// populate faults in every page of b for writing: MADV_POPULATE_WRITE
+// (Linux 5.14), else a write to each page.
+func populate(b []byte) {
+	if unix.Madvise(b, unix.MADV_POPULATE_WRITE) == nil {
+		return
+	}
+	ps := unix.Getpagesize()
+	for i := 0; i < len(b); i += ps {
+		b[i] = 0
+	}
+}

@@ -8,7 +8,7 @@ var errNoMmap = errors.New("anonymous mmap is not available on this platform; su
 
 func osPageSize() int { return 4096 }
 
-func mmapAnon(length int, huge, populate bool) ([]byte, error) { return nil, errNoMmap }
+func mmapAnon(length int, huge, thp, populate bool) ([]byte, error) { return nil, errNoMmap }
 
 func munmap(b []byte) error { return errNoMmap }
 

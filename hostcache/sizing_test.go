@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	hc "github.com/mooncake-go/mooncake-go/hostcache"
 	ht "github.com/mooncake-go/mooncake-go/hostcache/hostcachetest"
@@ -58,21 +59,30 @@ func TestConfigHelpers(t *testing.T) {
 }
 
 func TestAllocators(t *testing.T) {
-	a := &hc.MmapAllocator{}
-	r, err := a.Alloc(10000)
-	assert.NoError(t, err)
-	assert.Equal(t, uint64(10000), r.Size)
-	assert.Len(t, r.Bytes(), 10000)
-	assert.Zero(t, r.Addr%4096, "page aligned")
-	r.Mem[9999] = 1
-	assert.NoError(t, a.Free(r))
-	z, err := a.Alloc(0)
-	assert.NoError(t, err)
-	assert.NoError(t, a.Free(z))
+	for _, a := range []*hc.MmapAllocator{
+		{},
+		{Populate: true},
+		{TransparentHugePages: true},
+		{TransparentHugePages: true, Populate: true},
+	} {
+		for _, size := range []uint64{10000, 5<<20 + 3} {
+			r, err := a.Alloc(size)
+			require.NoError(t, err, "%+v", a)
+			assert.Equal(t, size, r.Size)
+			assert.Len(t, r.Bytes(), int(size))
+			assert.Zero(t, r.Addr%4096, "page aligned")
+			assert.Zero(t, r.Mem[0]|r.Mem[size-1], "zeroed")
+			r.Mem[size-1] = 1
+			assert.NoError(t, a.Free(r))
+		}
+		z, err := a.Alloc(0)
+		assert.NoError(t, err)
+		assert.NoError(t, a.Free(z))
+	}
 
 	ta := ht.NewAllocator(t)
 	ta.FailAfter = 2
-	_, err = hc.NewAsymmetricMHAPool(hc.MHAConfig{Layers: 1, Heads: 1, HeadDim: 4, VHeadDim: 2, DType: hc.BF16, PageSize: 2, Tokens: 2, Layout: hc.PageFirst, Allocator: ta})
+	_, err := hc.NewAsymmetricMHAPool(hc.MHAConfig{Layers: 1, Heads: 1, HeadDim: 4, VHeadDim: 2, DType: hc.BF16, PageSize: 2, Tokens: 2, Layout: hc.PageFirst, Allocator: ta})
 	assert.ErrorIs(t, err, ht.ErrInjected)
 	assert.Zero(t, ta.Leaks(), "the K tensor allocated before the failure was freed")
 }

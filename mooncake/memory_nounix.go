@@ -10,7 +10,7 @@ type HostMemory struct{}
 
 // HostMemoryOptions selects how AllocHostMemory maps memory.
 type HostMemoryOptions struct {
-	HugePages, RequireHugePages, Lock, Populate bool
+	HugePages, RequireHugePages, Lock, Populate, TransparentHugePages bool
 }
 
 var errNoMmap = errors.New("mooncake: host memory needs a Unix system (mmap)")

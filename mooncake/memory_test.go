@@ -22,6 +22,8 @@ func TestHostMemory(t *testing.T) {
 		{"locked", 1 << 20, HostMemoryOptions{Lock: true}},
 		// Falls back to normal pages when none are reserved.
 		{"huge pages if available", 3 << 20, HostMemoryOptions{HugePages: true}},
+		{"transparent huge pages", 8 << 20, HostMemoryOptions{TransparentHugePages: true}},
+		{"transparent huge pages, populated", 8 << 20, HostMemoryOptions{TransparentHugePages: true, Populate: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := AllocHostMemory(tc.size, tc.opts)
