@@ -383,6 +383,10 @@ func markdownTable(rows []Row, m meta) string {
 		fmt.Fprintf(&b, "- Cluster: %v, protocol %v, segment %.0f MiB per client, local buffer %.0f MiB; %.1f s measured per time-based case after %.1f s warm-up\n",
 			m.params["master"], m.params["protocol"], toF(m.params["segment"])/(1<<20), toF(m.params["local_buffer"])/(1<<20),
 			toF(m.params["duration_s"]), toF(m.params["warmup_s"]))
+		if thp, ok := m.params["thp"].(bool); ok {
+			fmt.Fprintf(&b, "- Memory: transparent huge pages for registered memory and the memcpy reference: %v; GLIBC_TUNABLES=%q (upstream's segment)\n",
+				thp, m.params["glibc_tunables"])
+		}
 	}
 	if m.command != "" {
 		fmt.Fprintf(&b, "- Command: `%s`\n", m.command)

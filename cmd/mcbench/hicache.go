@@ -15,7 +15,7 @@ import (
 // pool, and reads into pages [batch, 2*batch).
 func (cr *caseRun) hicache() ([]Result, error) {
 	c := cr.c
-	alloc := &hc.MmapAllocator{Populate: cr.o.populate}
+	alloc := &hc.MmapAllocator{Populate: cr.o.populate, TransparentHugePages: cr.o.thp}
 	tokens := 2 * c.Batch * c.PageSize
 	var pool *hc.HostPool
 	var opts hc.Options
@@ -199,7 +199,7 @@ func (cr *caseRun) newRefCopy(bufs [][]byte, get bool) (refRegion, error) {
 	if size < 2*reqBytes {
 		size = 2 * reqBytes
 	}
-	mem, err := mooncake.AllocHostMemory(size, mooncake.HostMemoryOptions{Populate: true})
+	mem, err := mooncake.AllocHostMemory(size, mooncake.HostMemoryOptions{Populate: true, TransparentHugePages: cr.o.thp})
 	if err != nil {
 		return refRegion{}, err
 	}
@@ -273,7 +273,7 @@ func (t *timedStore) BatchGetIntoMultiBuffers(keys []string, addrs []uintptr, si
 func (cr *caseRun) multi() ([]Result, error) {
 	c := cr.c
 	span := c.Batch * c.Buffers * c.BufSize
-	mem, err := mooncake.AllocHostMemory(2*span, mooncake.HostMemoryOptions{Populate: cr.o.populate})
+	mem, err := mooncake.AllocHostMemory(2*span, mooncake.HostMemoryOptions{Populate: cr.o.populate, TransparentHugePages: cr.o.thp})
 	if err != nil {
 		return nil, err
 	}

@@ -80,6 +80,7 @@ type options struct {
 	progress  bool
 	list      bool
 	populate  bool
+	thp       bool
 	prefault  string
 	memcpyRef bool
 	serve     bool
@@ -127,6 +128,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
 	fs.BoolVar(&o.list, "list", false, "print the plan (one JSON case per line) and exit")
 	fs.BoolVar(&o.populate, "populate", true, "pre-fault registered memory (MAP_POPULATE)")
+	fs.BoolVar(&o.thp, "thp", true, "back registered memory and the memcpy reference with transparent huge pages (MADV_HUGEPAGE); upstream's segment gets them from GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (make bench-compare sets it)")
 	fs.BoolVar(&o.serve, "serve", false, "run cases named on stdin, one per line, and answer each with a JSON line (mcbench drive)")
 	fs.BoolVar(&o.ownSeg, "own-segment", false, "put every object in this client's own segment (ReplicateConfig.preferred_segments), "+
 		"for runs where several clients are connected")
@@ -272,7 +274,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 // do the same (scripts/bench_python.py --prefault).
 func (b *bench) prefaultSegment() (int64, error) {
 	const chunk = 32 << 20
-	mem, err := mooncake.AllocHostMemory(chunk, mooncake.HostMemoryOptions{Populate: true})
+	mem, err := mooncake.AllocHostMemory(chunk, mooncake.HostMemoryOptions{Populate: true, TransparentHugePages: b.o.thp})
 	if err != nil {
 		return 0, err
 	}
@@ -443,6 +445,7 @@ func (o *options) paramsJSON() map[string]any {
 		"gen_bytes": o.genBytes, "rwmixread": o.rwmixread, "seed": o.seed,
 		"segment": uint64(o.cfg.GlobalSegmentSize), "local_buffer": uint64(o.cfg.LocalBufferSize),
 		"protocol": o.cfg.Protocol, "master": o.cfg.MasterServerAddress,
+		"thp": o.thp, "glibc_tunables": os.Getenv("GLIBC_TUNABLES"),
 	}
 }
 
