@@ -1143,6 +1143,7 @@ def main(argv=None):
                params=dict(p, duration_s=args.duration, warmup_s=args.warmup, gen_bytes=args.gen_bytes,
                            rwmixread=args.rwmixread, seed=args.seed, segment=segment, local_buffer=local_buffer,
                            protocol=args.protocol, master=args.master, thp=args.thp,
+                           memcpy_ref="ctypes.memmove (libc), one call per buffer",
                            glibc_tunables=os.environ.get("GLIBC_TUNABLES", ""),
                            multi_shapes=[dict(Keys=k, Buffers=b, Size=s) for k, b, s in p["multi_shapes"]]),
                results=[], failures=[])

@@ -387,6 +387,9 @@ func markdownTable(rows []Row, m meta) string {
 			fmt.Fprintf(&b, "- Memory: transparent huge pages for registered memory and the memcpy reference: %v; GLIBC_TUNABLES=%q (upstream's segment)\n",
 				thp, m.params["glibc_tunables"])
 		}
+		if impl, ok := m.params["memcpy_ref"].(string); ok {
+			fmt.Fprintf(&b, "- The memcpy reference of large-page cases: %s (Go side)\n", impl)
+		}
 	}
 	if m.command != "" {
 		fmt.Fprintf(&b, "- Command: `%s`\n", m.command)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	hc "github.com/mooncake-go/mooncake-go/hostcache"
 	"github.com/mooncake-go/mooncake-go/mooncake"
@@ -189,7 +190,8 @@ func (r refRegion) free() { r.mem.Free() }
 
 // newRefCopy sets cr.refCopy to copy bufs (the request's buffers, in
 // order) into the next request-sized window of the cold region, or, for
-// gets, from it into bufs.
+// gets, from it into bufs: one memcpy per buffer (refCopyImpl), all in one
+// cgo call.
 func (cr *caseRun) newRefCopy(bufs [][]byte, get bool) (refRegion, error) {
 	var reqBytes int
 	for _, b := range bufs {
@@ -203,21 +205,32 @@ func (cr *caseRun) newRefCopy(bufs [][]byte, get bool) (refRegion, error) {
 	if err != nil {
 		return refRegion{}, err
 	}
-	cold := mem.Bytes()[:size] // populated: every page is resident
+	cold := mem.Addr() // populated: every page is resident
+	dst := make([]uintptr, len(bufs))
+	src := make([]uintptr, len(bufs))
+	lens := make([]uint64, len(bufs))
+	bufAddr := make([]uintptr, len(bufs))
+	for i, b := range bufs {
+		lens[i] = uint64(len(b))
+		if len(b) > 0 {
+			bufAddr[i] = uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		}
+	}
 	off := 0
 	cr.refCopy = func() int64 {
-		if off+reqBytes > len(cold) {
+		if off+reqBytes > size {
 			off = 0
 		}
-		o := off
-		for _, b := range bufs {
+		o := cold + uintptr(off)
+		for i, b := range bufs {
 			if get {
-				copy(b, cold[o:o+len(b)])
+				dst[i], src[i] = bufAddr[i], o
 			} else {
-				copy(cold[o:o+len(b)], b)
+				dst[i], src[i] = o, bufAddr[i]
 			}
-			o += len(b)
+			o += uintptr(len(b))
 		}
+		copyList(dst, src, lens)
 		off += reqBytes
 		return int64(reqBytes)
 	}

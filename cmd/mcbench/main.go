@@ -445,7 +445,7 @@ func (o *options) paramsJSON() map[string]any {
 		"gen_bytes": o.genBytes, "rwmixread": o.rwmixread, "seed": o.seed,
 		"segment": uint64(o.cfg.GlobalSegmentSize), "local_buffer": uint64(o.cfg.LocalBufferSize),
 		"protocol": o.cfg.Protocol, "master": o.cfg.MasterServerAddress,
-		"thp": o.thp, "glibc_tunables": os.Getenv("GLIBC_TUNABLES"),
+		"thp": o.thp, "glibc_tunables": os.Getenv("GLIBC_TUNABLES"), "memcpy_ref": refCopyImpl,
 	}
 }
 
