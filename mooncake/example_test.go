@@ -131,3 +131,31 @@ func ExampleParseSize() {
 	// 512mb 536870912
 	// 16777216 16777216
 }
+
+// AppendGet reads through the copying path without allocating: one buffer,
+// reused for every object that fits in it.
+func ExampleStore_AppendGet() {
+	st, err := mooncake.Open(exampleConfig("appendget"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+
+	for _, k := range []string{"a", "bb", "ccc"} {
+		if err := st.Put(k, []byte("value of "+k)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	buf := make([]byte, 0, 4096)
+	for _, k := range []string{"a", "bb", "ccc"} {
+		buf, err = st.AppendGet(buf[:0], k)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s: %q\n", k, buf)
+	}
+	// Output:
+	// a: "value of a"
+	// bb: "value of bb"
+	// ccc: "value of ccc"
+}

@@ -40,35 +40,61 @@ func (s *Store) putCopy(op Op, key string, value []byte) error {
 // Get returns a copy of the object stored under key. A missing key gives an
 // error matching ErrObjectNotFound.
 func (s *Store) Get(key string) ([]byte, error) {
-	if !s.c.acquire() {
-		return nil, closedErr(OpGet, key)
-	}
-	defer s.c.release()
-	// One read: the library holds the object while we allocate its slice.
-	size, h := s.c.h.GetBegin(key)
-	if size < 0 {
-		return nil, codeErr(OpGet, key, size)
-	}
-	buf, err := makeGetBuffer(size, h)
-	if err != nil {
-		return nil, &Error{Op: OpGet, Key: key, Code: ErrInternalError, Err: err}
-	}
-	if rc := mcgo.GetFinish(h, buf); rc != 0 {
-		return nil, codeErr(OpGet, key, int64(rc))
-	}
-	return buf, nil
+	return s.AppendGet(nil, key)
 }
 
-// makeGetBuffer allocates the slice for a held read, and releases the hold
-// if make panics (a length this process cannot address).
-func makeGetBuffer(size int64, h uintptr) (buf []byte, err error) {
+// AppendGet appends a copy of the object stored under key to dst and
+// returns the extended slice, like the append functions of strconv. When
+// dst has room for the object nothing is allocated, so a loop that passes
+// buf[:0] reads any number of objects with one buffer:
+//
+//	buf, err = st.AppendGet(buf[:0], key)
+//
+// On error dst is returned unchanged. Like Get, it reads the object once
+// (no separate size query), staged in the client's local buffer.
+func (s *Store) AppendGet(dst []byte, key string) ([]byte, error) {
+	if !s.c.acquire() {
+		return dst, closedErr(OpGet, key)
+	}
+	defer s.c.release()
+	// One read: the library holds the object while we make room for it.
+	size, h := s.c.h.GetBegin(key)
+	if size < 0 {
+		return dst, codeErr(OpGet, key, size)
+	}
+	out, err := growForGet(dst, size, h)
+	if err != nil {
+		return dst, &Error{Op: OpGet, Key: key, Code: ErrInternalError, Err: err}
+	}
+	if rc := mcgo.GetFinish(h, out[len(dst):]); rc != 0 {
+		return dst, codeErr(OpGet, key, int64(rc))
+	}
+	return out, nil
+}
+
+// growForGet returns dst extended by size bytes (reusing its capacity when
+// it can), and releases the held read h if allocating panics (a length this
+// process cannot address).
+func growForGet(dst []byte, size int64, h uintptr) (out []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			mcgo.GetFinish(h, nil)
-			buf, err = nil, fmt.Errorf("allocating %d bytes: %v", size, r)
+			out, err = nil, fmt.Errorf("allocating %d bytes: %v", size, r)
 		}
 	}()
-	return make([]byte, size), nil
+	n := len(dst) + int(size)
+	if int64(n-len(dst)) != size || n < len(dst) {
+		panic("object size overflows int")
+	}
+	if n <= cap(dst) {
+		return dst[:n], nil
+	}
+	if len(dst) == 0 {
+		return make([]byte, n), nil // exact size, as Get promises
+	}
+	out = make([]byte, n, n+n/4)
+	copy(out, dst)
+	return out, nil
 }
 
 // GetSize returns the size in bytes of the object stored under key.

@@ -32,6 +32,7 @@ var conformanceTests = []struct {
 	{"OpenRejectsBadConfig", testOpenRejectsBadConfig},
 	{"ClosedStore", testClosedStore},
 	{"PutGetCopy", testPutGetCopy},
+	{"AppendGet", testAppendGet},
 	{"WriteOnceAndUpsert", testWriteOnceAndUpsert},
 	{"MissingKey", testMissingKey},
 	{"BadKeysAndValues", testBadKeysAndValues},
@@ -115,6 +116,7 @@ func testClosedStore(t *testing.T, c *Cluster) {
 		"Put":         func() error { return st.Put(k, []byte("x")) },
 		"Upsert":      func() error { return st.Upsert(k, []byte("x")) },
 		"Get":         func() error { _, err := st.Get(k); return err },
+		"AppendGet":   func() error { _, err := st.AppendGet(nil, k); return err },
 		"GetSize":     func() error { _, err := st.GetSize(k); return err },
 		"PutFrom":     func() error { return st.PutFrom(k, mem.Addr(), 16) },
 		"UpsertFrom":  func() error { return st.UpsertFrom(k, mem.Addr(), 16) },
@@ -175,6 +177,51 @@ func testPutGetCopy(t *testing.T, c *Cluster) {
 		require.NoError(t, err)
 		assert.True(t, ok)
 	}
+}
+
+func testAppendGet(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	small, large := Key(t, "small"), Key(t, "large")
+	require.NoError(t, st.Put(small, []byte("hello")))
+	big := make([]byte, 100_000)
+	Fill(big, 9)
+	require.NoError(t, st.Put(large, big))
+
+	// Appends after what dst holds.
+	got, err := st.AppendGet([]byte("say "), small)
+	require.NoError(t, err)
+	assert.Equal(t, "say hello", string(got))
+
+	// Reuses capacity: no new backing array when the object fits.
+	buf := make([]byte, 0, 200_000)
+	got, err = st.AppendGet(buf, large)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(big, got))
+	assert.Same(t, unsafe.SliceData(buf[:1]), unsafe.SliceData(got), "the object fits: dst's array is reused")
+	got, err = st.AppendGet(got[:0], small)
+	require.NoError(t, err)
+	assert.Equal(t, "hello", string(got))
+
+	// Grows when it does not fit, keeping the prefix.
+	got, err = st.AppendGet([]byte{1, 2, 3}, large)
+	require.NoError(t, err)
+	require.Len(t, got, 3+len(big))
+	assert.Equal(t, []byte{1, 2, 3}, got[:3])
+	require.True(t, bytes.Equal(big, got[3:]))
+
+	// Errors leave dst as it was.
+	prefix := []byte("keep")
+	got, err = st.AppendGet(prefix, Key(t, "absent"))
+	isCode(t, err, mooncake.ErrObjectNotFound)
+	assert.Equal(t, "keep", string(got))
+
+	allocs := testing.AllocsPerRun(20, func() {
+		buf, err = st.AppendGet(buf[:0], large)
+		if err != nil {
+			panic(err)
+		}
+	})
+	assert.Zero(t, allocs, "reading into a large enough buffer allocates nothing")
 }
 
 func testWriteOnceAndUpsert(t *testing.T, c *Cluster) {
