@@ -1,21 +1,15 @@
 package mooncake
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/mooncake-go/mooncake-go/internal/hostmem"
+)
 
 const (
 	mapPopulate  = unix.MAP_POPULATE
 	mapHugeTLB   = unix.MAP_HUGETLB
-	madvHugePage = unix.MADV_HUGEPAGE
+	madvHugePage = hostmem.MadvHugePage
 )
 
-// populate faults in every page of b for writing: MADV_POPULATE_WRITE
-// (Linux 5.14), else a write to each page.
-func populate(b []byte) {
-	if unix.Madvise(b, unix.MADV_POPULATE_WRITE) == nil {
-		return
-	}
-	ps := unix.Getpagesize()
-	for i := 0; i < len(b); i += ps {
-		b[i] = 0
-	}
-}
+var populate = hostmem.Populate
