@@ -109,7 +109,7 @@ func renderChart(rows []Row, m meta) *image.RGBA {
 
 	title := "mooncake-go vs upstream Python client: same cluster, same workload"
 	drawText(img, 10, 8, title, 2, colInk)
-	sub := fmt.Sprintf("medians of %d runs per case and client (alternating); %s", m.rounds, m.started)
+	sub := fmt.Sprintf("%d runs per case and client (alternating): keys/s medians, Go/Python geometric mean of paired runs; %s", m.rounds, m.started)
 	if cpu, ok := m.host["cpu"].(string); ok {
 		sub += fmt.Sprintf("; %s, %v CPUs", cpu, m.host["cpus"])
 	}
