@@ -115,7 +115,7 @@ native: require-mooncake
 	    >$(NATIVE_DIR).configure.log 2>&1 || { cat $(NATIVE_DIR).configure.log; exit 1; } && \
 	  grep -E "^-- Mooncake" $(NATIVE_DIR).configure.log; \
 	  $$cmake --build $(NATIVE_DIR) -j2 && \
-	  ls -l $(NATIVE_DIR)/libmcgo_native.so
+	  ls -l $(NATIVE_DIR)/libmcgo_native.so | sed "s|$(CURDIR)/||"
 
 # One fresh master for the whole run (MCGO_TEST_ISOLATED=1), packages one at
 # a time (-p 1) so that the capacity tests own the cluster.

@@ -23,8 +23,6 @@ package mcgo
 #cgo nocallback mcgo_get_begin
 #cgo noescape mcgo_get_finish
 #cgo nocallback mcgo_get_finish
-#cgo noescape mcgo_get
-#cgo nocallback mcgo_get
 #cgo noescape mcgo_put_from
 #cgo nocallback mcgo_put_from
 #cgo noescape mcgo_upsert_from
@@ -156,14 +154,6 @@ func (c Client) Put(key string, value []byte, rc *Replicate) int32 {
 // Upsert stores a copy of value under key, replacing an existing object.
 func (c Client) Upsert(key string, value []byte, rc *Replicate) int32 {
 	return int32(C.mcgo_upsert(c.p, strPtr(key), C.size_t(len(key)), bytesPtr(value), C.uint64_t(len(value)), rc.c()))
-}
-
-// Get copies the object into dst. It returns the object size, or a negative
-// code; on MCGO_BUFFER_OVERFLOW objectSize tells how much room is needed.
-func (c Client) Get(key string, dst []byte) (n int64, objectSize uint64) {
-	var osz C.uint64_t
-	r := int64(C.mcgo_get(c.p, strPtr(key), C.size_t(len(key)), bytesPtr(dst), C.uint64_t(len(dst)), &osz))
-	return r, uint64(osz)
 }
 
 // GetBegin reads the object into memory the library holds and returns its

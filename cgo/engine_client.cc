@@ -268,33 +268,39 @@ int32_t PutCopy(mcgo_store *s, std::string key, const void *data,
   return static_cast<int32_t>(ops[0].result);
 }
 
-int64_t GetCopy(mcgo_store *s, std::string key, void *dst, uint64_t dst_cap,
-                uint64_t *object_size) {
+// ReadOne reads one object for the copying gets: its size (data holds the
+// bytes), or an error code.
+static int64_t ReadOne(mcgo_store *s, std::string key, Bytes *data) {
   std::vector<ReadOp> ops(1);
   ops[0].key = std::move(key);
   s->cluster->Acquire(ops.data(), 1);
-  ReadOp &op = ops[0];
-  if (op.result < 0) return op.result;
-  const uint64_t size = static_cast<uint64_t>(op.result);
+  *data = std::move(ops[0].data);
+  return ops[0].result;
+}
+
+int64_t GetCopy(mcgo_store *s, std::string key, void *dst, uint64_t dst_cap,
+                uint64_t *object_size) {
+  Bytes data;
+  const int64_t r = ReadOne(s, std::move(key), &data);
+  if (r < 0) return r;
+  const uint64_t size = static_cast<uint64_t>(r);
   if (object_size != nullptr) *object_size = size;
   if (size > s->local_buffer_size) return MCGO_INVALID_PARAMS;
   if (dst_cap < size) return MCGO_BUFFER_OVERFLOW;
   if (dst == nullptr) return MCGO_INVALID_PARAMS;
-  std::memcpy(dst, op.data.get(), static_cast<size_t>(size));
-  return op.result;
+  std::memcpy(dst, data.get(), static_cast<size_t>(size));
+  return r;
 }
 
 int64_t GetHold(mcgo_store *s, std::string key, HeldObject **out) {
-  std::vector<ReadOp> ops(1);
-  ops[0].key = std::move(key);
-  s->cluster->Acquire(ops.data(), 1);
-  ReadOp &op = ops[0];
-  if (op.result < 0) return op.result;
-  const uint64_t size = static_cast<uint64_t>(op.result);
+  Bytes data;
+  const int64_t r = ReadOne(s, std::move(key), &data);
+  if (r < 0) return r;
+  const uint64_t size = static_cast<uint64_t>(r);
   if (size > s->local_buffer_size) return MCGO_INVALID_PARAMS;
   // The shared bytes stay valid if the key is removed or replaced meanwhile.
-  *out = new HeldObject{std::move(op.data), size};
-  return op.result;
+  *out = new HeldObject{std::move(data), size};
+  return r;
 }
 
 bool DebugStats(mcgo_store *s, ClusterStats *out) {

@@ -37,7 +37,6 @@ func (c Client) RegisterBuffer(uintptr, uint64) int32                 { return C
 func (c Client) UnregisterBuffer(uintptr) int32                       { return CodeNoCgo }
 func (c Client) Put(string, []byte, *Replicate) int32                 { return CodeNoCgo }
 func (c Client) Upsert(string, []byte, *Replicate) int32              { return CodeNoCgo }
-func (c Client) Get(string, []byte) (int64, uint64)                   { return CodeNoCgo, 0 }
 func (c Client) GetBegin(string) (int64, uintptr)                     { return CodeNoCgo, 0 }
 func GetFinish(uintptr, []byte) int32                                 { return CodeNoCgo }
 func (c Client) PutFrom(string, uintptr, uint64, *Replicate) int32    { return CodeNoCgo }

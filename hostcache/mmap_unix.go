@@ -2,28 +2,32 @@
 
 package hostcache
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/mooncake-go/mooncake-go/internal/hostmem"
+)
 
 func osPageSize() int { return unix.Getpagesize() }
 
 func mmapAnon(length int, huge, thp, pop bool) ([]byte, error) {
 	flags := unix.MAP_ANON | unix.MAP_PRIVATE
 	if huge {
-		flags |= mapHugeTLB
+		flags |= hostmem.MapHugeTLB
 	}
 	// Transparent huge pages: advise first, then populate, or the pages
 	// are faulted in small.
-	thp = thp && !huge && madvHugePage != 0
+	thp = thp && !huge && hostmem.MadvHugePage != 0
 	if pop && !thp {
-		flags |= mapPopulate
+		flags |= hostmem.MapPopulate
 	}
 	b, err := unix.Mmap(-1, 0, length, unix.PROT_READ|unix.PROT_WRITE, flags)
 	if err != nil || !thp {
 		return b, err
 	}
-	_ = unix.Madvise(b, madvHugePage) // advice: refused without THP, harmless
+	_ = unix.Madvise(b, hostmem.MadvHugePage) // advice: refused without THP, harmless
 	if pop {
-		populate(b)
+		hostmem.Populate(b)
 	}
 	return b, nil
 }

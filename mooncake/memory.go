@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mooncake-go/mooncake-go/internal/hostmem"
 )
 
 // HostMemory is host memory that is safe to register with a Store for
@@ -60,15 +62,15 @@ func AllocHostMemory(size int, opts HostMemoryOptions) (*HostMemory, error) {
 	flags := unix.MAP_PRIVATE | unix.MAP_ANONYMOUS
 	// With THP the mapping is populated after the advice, or the pages
 	// would be faulted in small.
-	thp := opts.TransparentHugePages && madvHugePage != 0
+	thp := opts.TransparentHugePages && hostmem.MadvHugePage != 0
 	if opts.Populate && !thp {
-		flags |= mapPopulate
+		flags |= hostmem.MapPopulate
 	}
 	m := &HostMemory{}
 	var err error
-	if (opts.HugePages || opts.RequireHugePages) && mapHugeTLB != 0 {
+	if (opts.HugePages || opts.RequireHugePages) && hostmem.MapHugeTLB != 0 {
 		n := (size + hugePageSize - 1) / hugePageSize * hugePageSize
-		m.raw, err = unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, flags|mapHugeTLB)
+		m.raw, err = unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, flags|hostmem.MapHugeTLB)
 		if err == nil {
 			m.huge = true
 			m.b = m.raw[:size:size]
@@ -85,9 +87,9 @@ func AllocHostMemory(size int, opts HostMemoryOptions) (*HostMemory, error) {
 		if thp {
 			// Advice only: a kernel without THP refuses it, and the
 			// memory is still good.
-			_ = unix.Madvise(m.raw, madvHugePage)
+			_ = unix.Madvise(m.raw, hostmem.MadvHugePage)
 			if opts.Populate {
-				populate(m.raw)
+				hostmem.Populate(m.raw)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package mooncake
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	mcgo "github.com/mooncake-go/mooncake-go/cgo"
 )
@@ -62,9 +63,11 @@ func (s *Store) AppendGet(dst []byte, key string) ([]byte, error) {
 	if size < 0 {
 		return dst, codeErr(OpGet, key, size)
 	}
-	out, err := growForGet(dst, size, h)
-	if err != nil {
-		return dst, &Error{Op: OpGet, Key: key, Code: ErrInternalError, Err: err}
+	out, ok := growForGet(dst, size)
+	if !ok {
+		mcgo.GetFinish(h, nil) // release the held read
+		return dst, &Error{Op: OpGet, Key: key, Code: ErrBufferOverflow,
+			Err: fmt.Errorf("%d bytes after %d do not fit in a slice", size, len(dst))}
 	}
 	if rc := mcgo.GetFinish(h, out[len(dst):]); rc != 0 {
 		return dst, codeErr(OpGet, key, int64(rc))
@@ -72,29 +75,23 @@ func (s *Store) AppendGet(dst []byte, key string) ([]byte, error) {
 	return out, nil
 }
 
-// growForGet returns dst extended by size bytes (reusing its capacity when
-// it can), and releases the held read h if allocating panics (a length this
-// process cannot address).
-func growForGet(dst []byte, size int64, h uintptr) (out []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			mcgo.GetFinish(h, nil)
-			out, err = nil, fmt.Errorf("allocating %d bytes: %v", size, r)
-		}
-	}()
-	n := len(dst) + int(size)
-	if int64(n-len(dst)) != size || n < len(dst) {
-		panic("object size overflows int")
+// growForGet returns dst extended by size bytes, reusing its capacity when
+// it can; false if the total length does not fit in an int. (size is at
+// most the local buffer size: the engines refuse larger copying reads.)
+func growForGet(dst []byte, size int64) ([]byte, bool) {
+	if size < 0 || size > int64(math.MaxInt-len(dst)) {
+		return nil, false
 	}
+	n := len(dst) + int(size)
 	if n <= cap(dst) {
-		return dst[:n], nil
+		return dst[:n], true
 	}
 	if len(dst) == 0 {
-		return make([]byte, n), nil // exact size, as Get promises
+		return make([]byte, n), true // exact size, as Get promises
 	}
-	out = make([]byte, n, n+n/4)
+	out := make([]byte, n, n+n/4)
 	copy(out, dst)
-	return out, nil
+	return out, true
 }
 
 // GetSize returns the size in bytes of the object stored under key.

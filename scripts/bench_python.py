@@ -653,35 +653,26 @@ class TimedStore:
     def unregister_buffer(self, ptr):
         return self.store.unregister_buffer(ptr)
 
-    def batch_is_exist(self, keys):
+    def _timed(self, call, *args):
         t0 = time.perf_counter_ns()
-        r = self.store.batch_is_exist(keys)
+        r = call(*args)
         self.inside += time.perf_counter_ns() - t0
         return r
+
+    def batch_is_exist(self, keys):
+        return self._timed(self.store.batch_is_exist, keys)
 
     def batch_put_from(self, keys, ptrs, sizes):
-        t0 = time.perf_counter_ns()
-        r = self.store.batch_put_from(keys, ptrs, sizes, self.rc)
-        self.inside += time.perf_counter_ns() - t0
-        return r
+        return self._timed(self.store.batch_put_from, keys, ptrs, sizes, self.rc)
 
     def batch_get_into(self, keys, ptrs, sizes):
-        t0 = time.perf_counter_ns()
-        r = self.store.batch_get_into(keys, ptrs, sizes)
-        self.inside += time.perf_counter_ns() - t0
-        return r
+        return self._timed(self.store.batch_get_into, keys, ptrs, sizes)
 
     def batch_put_from_multi_buffers(self, keys, ptrs, sizes):
-        t0 = time.perf_counter_ns()
-        r = self.store.batch_put_from_multi_buffers(keys, ptrs, sizes, self.rc)
-        self.inside += time.perf_counter_ns() - t0
-        return r
+        return self._timed(self.store.batch_put_from_multi_buffers, keys, ptrs, sizes, self.rc)
 
     def batch_get_into_multi_buffers(self, keys, ptrs, sizes):
-        t0 = time.perf_counter_ns()
-        r = self.store.batch_get_into_multi_buffers(keys, ptrs, sizes)
-        self.inside += time.perf_counter_ns() - t0
-        return r
+        return self._timed(self.store.batch_get_into_multi_buffers, keys, ptrs, sizes)
 
 
 class PyHiCacheBackend:

@@ -302,6 +302,18 @@ int32_t mcgo_upsert(mcgo_store *s, const char *key, size_t key_len,
   return CopyWrite(s, key, key_len, data, size, cfg, true);
 }
 
+// GetBuffer reads key into the client's local buffer (the copying gets
+// stage objects there): 0 with *h set, or an error code.
+static int64_t GetBuffer(mooncake::RealClient *c, const std::string &k,
+                         std::shared_ptr<mooncake::BufferHandle> *h) {
+  *h = c->get_buffer(k);
+  if (*h) return 0;
+  // get_buffer drops the code: ask for the size to recover it.
+  const int64_t sz = c->getSize(k);
+  if (sz < 0) return sz;
+  return MCGO_INVALID_PARAMS;  // e.g. larger than the local buffer
+}
+
 int64_t mcgo_get(mcgo_store *s, const char *key, size_t key_len, void *dst,
                  uint64_t dst_cap, uint64_t *object_size) {
   return Guard64([&]() -> int64_t {
@@ -310,15 +322,9 @@ int64_t mcgo_get(mcgo_store *s, const char *key, size_t key_len, void *dst,
         (dst == nullptr && dst_cap != 0)) {
       return MCGO_INVALID_PARAMS;
     }
-    const std::string k = MakeKey(key, key_len);
-    // The copying get stages the object in the client's local buffer.
-    std::shared_ptr<mooncake::BufferHandle> h = call.client()->get_buffer(k);
-    if (!h) {
-      // get_buffer drops the code: ask for the size to recover it.
-      const int64_t sz = call.client()->getSize(k);
-      if (sz < 0) return sz;
-      return MCGO_INVALID_PARAMS;  // e.g. larger than the local buffer
-    }
+    std::shared_ptr<mooncake::BufferHandle> h;
+    const int64_t r = GetBuffer(call.client(), MakeKey(key, key_len), &h);
+    if (r < 0) return r;
     const uint64_t n = h->size();
     if (object_size != nullptr) *object_size = n;
     if (n > dst_cap) return MCGO_BUFFER_OVERFLOW;
@@ -344,14 +350,9 @@ int64_t mcgo_get_begin(mcgo_store *s, const char *key, size_t key_len,
         !KeyOk(key, key_len)) {
       return MCGO_INVALID_PARAMS;
     }
-    const std::string k = MakeKey(key, key_len);
-    std::shared_ptr<mooncake::BufferHandle> h = call.client()->get_buffer(k);
-    if (!h) {
-      // get_buffer drops the code: ask for the size to recover it.
-      const int64_t sz = call.client()->getSize(k);
-      if (sz < 0) return sz;
-      return MCGO_INVALID_PARAMS;  // e.g. larger than the local buffer
-    }
+    std::shared_ptr<mooncake::BufferHandle> h;
+    const int64_t r = GetBuffer(call.client(), MakeKey(key, key_len), &h);
+    if (r < 0) return r;
     const int64_t n = static_cast<int64_t>(h->size());
     *handle = reinterpret_cast<uintptr_t>(new HeldGet{std::move(h)});
     return n;

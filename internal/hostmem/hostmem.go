@@ -1,3 +1,4 @@
-// Package hostmem holds the Linux memory advice shared by mooncake's host
-// memory and hostcache's allocator (pure Go, no cgo).
+// Package hostmem holds the mmap flags and memory advice shared by
+// mooncake's host memory and hostcache's allocator (pure Go, no cgo), with
+// zero values outside Linux.
 package hostmem

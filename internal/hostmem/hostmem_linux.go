@@ -2,8 +2,12 @@ package hostmem
 
 import "golang.org/x/sys/unix"
 
-// MadvHugePage is MADV_HUGEPAGE (0 where transparent huge pages do not exist).
-const MadvHugePage = unix.MADV_HUGEPAGE
+// Linux mmap flags and advice; 0 on other systems, where they are ignored.
+const (
+	MapPopulate  = unix.MAP_POPULATE
+	MapHugeTLB   = unix.MAP_HUGETLB
+	MadvHugePage = unix.MADV_HUGEPAGE
+)
 
 // Populate faults in every page of b for writing: MADV_POPULATE_WRITE
 // (Linux 5.14), else a write to each page. Used after MADV_HUGEPAGE, which

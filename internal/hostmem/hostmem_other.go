@@ -2,8 +2,13 @@
 
 package hostmem
 
-// MadvHugePage is 0 outside Linux: no transparent huge pages.
-const MadvHugePage = 0
+// No MAP_POPULATE, MAP_HUGETLB or transparent huge pages outside Linux:
+// memory is mapped with normal pages and faulted in on first touch.
+const (
+	MapPopulate  = 0
+	MapHugeTLB   = 0
+	MadvHugePage = 0
+)
 
-// Populate does nothing outside Linux (pages fault in on first touch).
+// Populate does nothing outside Linux.
 func Populate([]byte) {}
