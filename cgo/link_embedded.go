@@ -7,3 +7,7 @@ package mcgo
 
 // #cgo CXXFLAGS: -std=c++17 -O2
 import "C"
+
+// YieldAfterCalls is false for the embedded engine: its calls run on the
+// calling thread and never wait for another one.
+const YieldAfterCalls = false

@@ -9,3 +9,8 @@ package mcgo
 
 // #cgo LDFLAGS: -lmcgo_native
 import "C"
+
+// YieldAfterCalls is true in the native build: its calls block on RPCs and
+// on upstream's transfer threads for tens of microseconds or more, and
+// package mooncake yields the goroutine after each (see client.release).
+const YieldAfterCalls = true

@@ -72,3 +72,6 @@ func fail(r []int64) int32 {
 	}
 	return CodeNoCgo
 }
+
+// YieldAfterCalls is false: without cgo there are no native calls.
+const YieldAfterCalls = false
