@@ -136,11 +136,14 @@ demo-native: native
 #       on each in turn (A B A B, BENCH_REPEAT times; fresh processes every
 #       round, the first to start alternating; same flags), and writes docs/benchmarks.{json,png}, the table in
 #       docs/benchmarks.md and every run's JSON in docs/benchmarks-runs/.
+#   make bench-aa MOONCAKE_PREFIX=... [BENCH_ROUNDS=2] [BENCH_REPEAT=2] [BENCH_ARGS=...]
+#       the same drive with the Go client on both sides (A/A): the noise floor
+#       of a Go/Python ratio on this machine, in docs/benchmarks-aa.md.
 #   make bench-python  MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=...] [BENCH_ARGS=...]
 #       the Python side alone, on a loopback cluster.
 #   go run ./cmd/mcbench [-quick]   the Go side alone, on the embedded engine.
 
-.PHONY: bench-compare bench-python
+.PHONY: bench-compare bench-aa bench-python
 
 PYTHON       ?= python3
 BENCH_ROUNDS ?= 2
@@ -154,6 +157,13 @@ bench-compare: native
 	$(NATIVE_ENV) $(BENCH_PYENV) MCBENCH=$(BENCH_BIN) PYTHON="$(PYTHON)" BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT) \
 	  BENCH_ARGS="$(BENCH_ARGS)" \
 	  BENCH_COMMAND="make bench-compare MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
+	  $(CLUSTER) -- scripts/bench_compare.sh
+
+bench-aa: native
+	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BENCH_BIN) ./cmd/mcbench
+	$(NATIVE_ENV) MCBENCH=$(BENCH_BIN) BENCH_AA=1 BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT) \
+	  BENCH_ARGS="$(BENCH_ARGS)" BENCH_OUT=$(abspath $(BUILD))/bench/aa-$$(date -u +%Y%m%dT%H%M%SZ) \
+	  BENCH_COMMAND="make bench-aa MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 	  $(CLUSTER) -- scripts/bench_compare.sh
 
 bench-python: require-mooncake

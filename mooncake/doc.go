@@ -13,7 +13,11 @@
 //
 // Built with -tags mooncake_native, the same API runs over upstream
 // Mooncake's client (RDMA or TCP) through libmcgo_native; see the README
-// (make native). Engine reports which one is linked.
+// (make native). Engine reports which one is linked. Native calls block on
+// RPCs and on upstream's transfer threads; the native build yields the
+// goroutine (runtime.Gosched) after each, which keeps the runtime's sysmon
+// from retaking the P of a goroutine that loops over calls (see the README,
+// "Fast paths").
 //
 // # Quick start
 //

@@ -310,6 +310,23 @@ func TestCompare(t *testing.T) {
 	if err := runCompare([]string{"-go", filepath.Join(dir, "py-1.json"), "-python", filepath.Join(dir, "py-1.json")}, &out); err == nil {
 		t.Error("compare accepted a Python run as a Go run")
 	}
+
+	// A/A: Go runs on both sides; go-2 runs at 1.4/1.2 of go-1's rate.
+	out.Reset()
+	if err := runCompare([]string{"-aa", "-go", filepath.Join(dir, "go-2.json"), "-python", filepath.Join(dir, "go-1.json")}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| A/B |", "| `multi_put/128x61x1152B` |", "1.17×", "Mean distance of A/B from 1 over"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("A/A table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := runCompare([]string{"-aa", "-go", filepath.Join(dir, "go-1.json"), "-python", filepath.Join(dir, "py-1.json")}, &out); err == nil {
+		t.Error("-aa accepted a Python run")
+	}
+	if err := runCompare([]string{"-aa", "-go", filepath.Join(dir, "go-1.json"), "-python", filepath.Join(dir, "go-2.json"), "-out", filepath.Join(dir, "x.json")}, &out); err == nil {
+		t.Error("-aa accepted -out")
+	}
 }
 
 // TestServe drives the serve protocol of mcbench drive on the embedded
