@@ -152,18 +152,12 @@ BENCH_ARGS   ?=
 BENCH_BIN    := $(abspath $(BUILD))/bench/mcbench-native
 BENCH_PYENV  := $(if $(MOONCAKE_PYTHONPATH),PYTHONPATH="$(MOONCAKE_PYTHONPATH)")
 
-bench-compare: native
+# bench-aa is bench-compare with the Go binary as the second client.
+bench-compare bench-aa: native
 	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BENCH_BIN) ./cmd/mcbench
 	$(NATIVE_ENV) $(BENCH_PYENV) MCBENCH=$(BENCH_BIN) PYTHON="$(PYTHON)" BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT) \
-	  BENCH_ARGS="$(BENCH_ARGS)" \
-	  BENCH_COMMAND="make bench-compare MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
-	  $(CLUSTER) -- scripts/bench_compare.sh
-
-bench-aa: native
-	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BENCH_BIN) ./cmd/mcbench
-	$(NATIVE_ENV) MCBENCH=$(BENCH_BIN) BENCH_AA=1 BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT) \
-	  BENCH_ARGS="$(BENCH_ARGS)" BENCH_OUT=$(abspath $(BUILD))/bench/aa-$$(date -u +%Y%m%dT%H%M%SZ) \
-	  BENCH_COMMAND="make bench-aa MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
+	  BENCH_ARGS="$(BENCH_ARGS)" BENCH_AA=$(if $(filter bench-aa,$@),1,0) \
+	  BENCH_COMMAND="make $@ MOONCAKE_PREFIX=$(MOONCAKE_PREFIX)$(if $(filter bench-compare,$@), MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH)) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 	  $(CLUSTER) -- scripts/bench_compare.sh
 
 bench-python: require-mooncake
