@@ -3,6 +3,8 @@ package hostcache
 import (
 	"fmt"
 	"slices"
+
+	"github.com/mooncake-go/mooncake-go/internal/codes"
 )
 
 // PoolTransfer is one side-pool transfer of a v2 call (SGLang PoolTransfer).
@@ -239,7 +241,7 @@ func (b *Backend) doGet(bt *Batch) error {
 		if r > 0 && uint64(r) == bt.ObjectSize(i) {
 			res[i] = 0
 		} else if r >= 0 {
-			res[i] = CodeInvalidParams
+			res[i] = codes.StoreInvalidParams
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	hc "github.com/mooncake-go/mooncake-go/hostcache"
 	ht "github.com/mooncake-go/mooncake-go/hostcache/hostcachetest"
+	"github.com/mooncake-go/mooncake-go/internal/codes"
 )
 
 type fixture struct {
@@ -136,7 +137,7 @@ func TestStoreFailures(t *testing.T) {
 		f := setup(t)
 		f.store.Intercept = func(op ht.Op, k []string, r []int64) ([]int64, error) {
 			if op == ht.OpPut {
-				r[3] = ht.CodeNoAvailableHandle // V of page 1
+				r[3] = codes.StoreNoAvailableHandle // V of page 1
 			}
 			return r, nil
 		}
@@ -297,7 +298,7 @@ func TestRegistration(t *testing.T) {
 		require.ErrorAs(t, err, &re)
 		var ce *ht.CodeError
 		require.ErrorAs(t, err, &ce)
-		assert.Equal(t, ht.CodeInvalidParams, ce.Code)
+		assert.Equal(t, int64(codes.StoreInvalidParams), ce.Code)
 		assert.Equal(t, 1, f.store.Registered(), "the K half registered by this call was rolled back")
 		require.NoError(t, f.store.UnregisterBuffer(v.Addr))
 	})

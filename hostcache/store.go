@@ -26,11 +26,3 @@ type Store interface {
 	BatchGetIntoMultiBuffers(keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error)
 	RemoveAll(force bool) (int64, error)
 }
-
-// Mooncake ErrorCode values the backend interprets (mooncake-store types.h).
-const (
-	CodeInvalidParams     int64 = -600
-	CodeObjectNotFound    int64 = -704
-	CodeTransferFail      int64 = -800
-	CodeNoAvailableHandle int64 = -200
-)

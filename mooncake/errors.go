@@ -4,171 +4,22 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/mooncake-go/mooncake-go/internal/codes"
 )
 
 // ErrorCode is a Mooncake store error code: the values of upstream's
-// mooncake::ErrorCode enum (mooncake-store/include/types.h), kept exactly.
-// Every ErrorCode is an error, so callers can write
+// mooncake::ErrorCode enum (mooncake-store/include/types.h), kept exactly
+// (the constants are generated from internal/codes/codes.tsv). Every
+// ErrorCode is an error, so callers can write
 //
 //	if errors.Is(err, mooncake.ErrObjectNotFound) { ... }
 type ErrorCode int32
 
-// Error codes, mirroring upstream's ErrorCode enum value for value.
-const (
-	CodeOK                        ErrorCode = 0
-	ErrInternalError              ErrorCode = -1
-	ErrBufferOverflow             ErrorCode = -10
-	ErrShardIndexOutOfRange       ErrorCode = -100
-	ErrSegmentNotFound            ErrorCode = -101
-	ErrSegmentAlreadyExists       ErrorCode = -102
-	ErrClientNotFound             ErrorCode = -103
-	ErrNoAvailableHandle          ErrorCode = -200
-	ErrInvalidVersion             ErrorCode = -300
-	ErrInvalidKey                 ErrorCode = -400
-	ErrWriteFail                  ErrorCode = -500
-	ErrInvalidParams              ErrorCode = -600
-	ErrIllegalClient              ErrorCode = -601
-	ErrInvalidWrite               ErrorCode = -700
-	ErrInvalidRead                ErrorCode = -701
-	ErrInvalidReplica             ErrorCode = -702
-	ErrReplicaIsNotReady          ErrorCode = -703
-	ErrObjectNotFound             ErrorCode = -704
-	ErrObjectAlreadyExists        ErrorCode = -705
-	ErrObjectHasLease             ErrorCode = -706
-	ErrLeaseExpired               ErrorCode = -707
-	ErrObjectHasReplicationTask   ErrorCode = -708
-	ErrObjectNoReplicationTask    ErrorCode = -709
-	ErrReplicaNotFound            ErrorCode = -710
-	ErrReplicaAlreadyExists       ErrorCode = -711
-	ErrReplicaIsGone              ErrorCode = -712
-	ErrReplicaNotInLocalMemory    ErrorCode = -713
-	ErrObjectReplicaBusy          ErrorCode = -714
-	ErrTransferFail               ErrorCode = -800
-	ErrChecksumMismatch           ErrorCode = -801
-	ErrRPCFail                    ErrorCode = -900
-	ErrRPCTimeout                 ErrorCode = -901
-	ErrEtcdOperationError         ErrorCode = -1000
-	ErrEtcdKeyNotExist            ErrorCode = -1001
-	ErrEtcdTransactionFail        ErrorCode = -1002
-	ErrEtcdCtxCancelled           ErrorCode = -1003
-	ErrOplogEntryNotFound         ErrorCode = -1004
-	ErrK8sLeaseOperationError     ErrorCode = -1005
-	ErrK8sLeaseNotFound           ErrorCode = -1006
-	ErrIncompleteOplogCatchUp     ErrorCode = -1007
-	ErrUnavailableInCurrentStatus ErrorCode = -1010
-	ErrUnavailableInCurrentMode   ErrorCode = -1011
-	ErrNotSupported               ErrorCode = -1012
-	ErrFileNotFound               ErrorCode = -1100
-	ErrFileOpenFail               ErrorCode = -1101
-	ErrFileReadFail               ErrorCode = -1102
-	ErrFileWriteFail              ErrorCode = -1103
-	ErrFileInvalidBuffer          ErrorCode = -1104
-	ErrFileLockFail               ErrorCode = -1105
-	ErrFileInvalidHandle          ErrorCode = -1106
-	ErrBucketNotFound             ErrorCode = -1200
-	ErrBucketAlreadyExists        ErrorCode = -1201
-	ErrKeysExceedBucketLimit      ErrorCode = -1202
-	ErrKeysUltraLimit             ErrorCode = -1203
-	ErrUnableOffload              ErrorCode = -1300
-	ErrUnableOffloading           ErrorCode = -1301
-	ErrTaskNotFound               ErrorCode = -1400
-	ErrTaskPendingLimitExceeded   ErrorCode = -1401
-	ErrJobNotFound                ErrorCode = -1402
-	ErrSerializeUnsupported       ErrorCode = -1500
-	ErrSerializeFail              ErrorCode = -1501
-	ErrDeserializeFail            ErrorCode = -1502
-	ErrPersistentFail             ErrorCode = -1503
-	ErrDFSNetworkTimeout          ErrorCode = -1600
-	ErrDFSServiceUnavailable      ErrorCode = -1601
-	ErrDFSQuotaExceeded           ErrorCode = -1602
-	ErrDFSPermissionDenied        ErrorCode = -1603
-	ErrDFSStaleHandle             ErrorCode = -1604
-	ErrDFSPartialWrite            ErrorCode = -1605
-	ErrTenantQuotaExceeded        ErrorCode = -1700
-	ErrTenantNotRegistered        ErrorCode = -1701
-	ErrTenantNotEmpty             ErrorCode = -1702
-)
-
-// codeNames maps each code to upstream's enumerator name.
-var codeNames = map[ErrorCode]string{
-	CodeOK:                        "OK",
-	ErrInternalError:              "INTERNAL_ERROR",
-	ErrBufferOverflow:             "BUFFER_OVERFLOW",
-	ErrShardIndexOutOfRange:       "SHARD_INDEX_OUT_OF_RANGE",
-	ErrSegmentNotFound:            "SEGMENT_NOT_FOUND",
-	ErrSegmentAlreadyExists:       "SEGMENT_ALREADY_EXISTS",
-	ErrClientNotFound:             "CLIENT_NOT_FOUND",
-	ErrNoAvailableHandle:          "NO_AVAILABLE_HANDLE",
-	ErrInvalidVersion:             "INVALID_VERSION",
-	ErrInvalidKey:                 "INVALID_KEY",
-	ErrWriteFail:                  "WRITE_FAIL",
-	ErrInvalidParams:              "INVALID_PARAMS",
-	ErrIllegalClient:              "ILLEGAL_CLIENT",
-	ErrInvalidWrite:               "INVALID_WRITE",
-	ErrInvalidRead:                "INVALID_READ",
-	ErrInvalidReplica:             "INVALID_REPLICA",
-	ErrReplicaIsNotReady:          "REPLICA_IS_NOT_READY",
-	ErrObjectNotFound:             "OBJECT_NOT_FOUND",
-	ErrObjectAlreadyExists:        "OBJECT_ALREADY_EXISTS",
-	ErrObjectHasLease:             "OBJECT_HAS_LEASE",
-	ErrLeaseExpired:               "LEASE_EXPIRED",
-	ErrObjectHasReplicationTask:   "OBJECT_HAS_REPLICATION_TASK",
-	ErrObjectNoReplicationTask:    "OBJECT_NO_REPLICATION_TASK",
-	ErrReplicaNotFound:            "REPLICA_NOT_FOUND",
-	ErrReplicaAlreadyExists:       "REPLICA_ALREADY_EXISTS",
-	ErrReplicaIsGone:              "REPLICA_IS_GONE",
-	ErrReplicaNotInLocalMemory:    "REPLICA_NOT_IN_LOCAL_MEMORY",
-	ErrObjectReplicaBusy:          "OBJECT_REPLICA_BUSY",
-	ErrTransferFail:               "TRANSFER_FAIL",
-	ErrChecksumMismatch:           "CHECKSUM_MISMATCH",
-	ErrRPCFail:                    "RPC_FAIL",
-	ErrRPCTimeout:                 "RPC_TIMEOUT",
-	ErrEtcdOperationError:         "ETCD_OPERATION_ERROR",
-	ErrEtcdKeyNotExist:            "ETCD_KEY_NOT_EXIST",
-	ErrEtcdTransactionFail:        "ETCD_TRANSACTION_FAIL",
-	ErrEtcdCtxCancelled:           "ETCD_CTX_CANCELLED",
-	ErrOplogEntryNotFound:         "OPLOG_ENTRY_NOT_FOUND",
-	ErrK8sLeaseOperationError:     "K8S_LEASE_OPERATION_ERROR",
-	ErrK8sLeaseNotFound:           "K8S_LEASE_NOT_FOUND",
-	ErrIncompleteOplogCatchUp:     "INCOMPLETE_OPLOG_CATCH_UP",
-	ErrUnavailableInCurrentStatus: "UNAVAILABLE_IN_CURRENT_STATUS",
-	ErrUnavailableInCurrentMode:   "UNAVAILABLE_IN_CURRENT_MODE",
-	ErrNotSupported:               "NOT_SUPPORTED",
-	ErrFileNotFound:               "FILE_NOT_FOUND",
-	ErrFileOpenFail:               "FILE_OPEN_FAIL",
-	ErrFileReadFail:               "FILE_READ_FAIL",
-	ErrFileWriteFail:              "FILE_WRITE_FAIL",
-	ErrFileInvalidBuffer:          "FILE_INVALID_BUFFER",
-	ErrFileLockFail:               "FILE_LOCK_FAIL",
-	ErrFileInvalidHandle:          "FILE_INVALID_HANDLE",
-	ErrBucketNotFound:             "BUCKET_NOT_FOUND",
-	ErrBucketAlreadyExists:        "BUCKET_ALREADY_EXISTS",
-	ErrKeysExceedBucketLimit:      "KEYS_EXCEED_BUCKET_LIMIT",
-	ErrKeysUltraLimit:             "KEYS_ULTRA_LIMIT",
-	ErrUnableOffload:              "UNABLE_OFFLOAD",
-	ErrUnableOffloading:           "UNABLE_OFFLOADING",
-	ErrTaskNotFound:               "TASK_NOT_FOUND",
-	ErrTaskPendingLimitExceeded:   "TASK_PENDING_LIMIT_EXCEEDED",
-	ErrJobNotFound:                "JOB_NOT_FOUND",
-	ErrSerializeUnsupported:       "SERIALIZE_UNSUPPORTED",
-	ErrSerializeFail:              "SERIALIZE_FAIL",
-	ErrDeserializeFail:            "DESERIALIZE_FAIL",
-	ErrPersistentFail:             "PERSISTENT_FAIL",
-	ErrDFSNetworkTimeout:          "DFS_NETWORK_TIMEOUT",
-	ErrDFSServiceUnavailable:      "DFS_SERVICE_UNAVAILABLE",
-	ErrDFSQuotaExceeded:           "DFS_QUOTA_EXCEEDED",
-	ErrDFSPermissionDenied:        "DFS_PERMISSION_DENIED",
-	ErrDFSStaleHandle:             "DFS_STALE_HANDLE",
-	ErrDFSPartialWrite:            "DFS_PARTIAL_WRITE",
-	ErrTenantQuotaExceeded:        "TENANT_QUOTA_EXCEEDED",
-	ErrTenantNotRegistered:        "TENANT_NOT_REGISTERED",
-	ErrTenantNotEmpty:             "TENANT_NOT_EMPTY",
-}
-
 // String returns upstream's enumerator name ("OBJECT_NOT_FOUND"), or
 // "ErrorCode(-n)" for a value the table does not know.
 func (c ErrorCode) String() string {
-	if s, ok := codeNames[c]; ok {
+	if s := codes.StoreName(int64(c)); s != "" {
 		return s
 	}
 	return "ErrorCode(" + strconv.Itoa(int(c)) + ")"
@@ -180,10 +31,7 @@ func (c ErrorCode) Error() string {
 }
 
 // Known reports whether c is a value of upstream's enum.
-func (c ErrorCode) Known() bool {
-	_, ok := codeNames[c]
-	return ok
-}
+func (c ErrorCode) Known() bool { return codes.StoreName(int64(c)) != "" }
 
 // ErrClosed is returned (wrapped in *Error) by every call on a closed Store.
 var ErrClosed = errors.New("store is closed")

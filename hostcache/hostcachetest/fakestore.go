@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/mooncake-go/mooncake-go/hostcache"
+	"github.com/mooncake-go/mooncake-go/internal/codes"
 )
 
 // Op names a Store method (for FakeStore statistics and interception).
@@ -28,14 +29,6 @@ const (
 	OpPutMulti  Op = "BatchPutFromMultiBuffers"
 	OpGetMulti  Op = "BatchGetIntoMultiBuffers"
 	OpRemoveAll Op = "RemoveAll"
-)
-
-// Mooncake error codes the fake returns.
-const (
-	CodeNoAvailableHandle int64 = -200
-	CodeInvalidParams     int64 = -600
-	CodeObjectNotFound    int64 = -704
-	CodeTransferFail      int64 = -800
 )
 
 // ErrClosed is returned by every FakeStore call after Close.
@@ -145,11 +138,11 @@ func (s *FakeStore) RegisterBuffer(addr uintptr, size uint64) error {
 		return ErrClosed
 	}
 	if addr == 0 || size == 0 || addr+uintptr(size) < addr {
-		return &CodeError{Op: OpRegister, Code: CodeInvalidParams, Msg: fmt.Sprintf("invalid region [%#x, +%d)", addr, size)}
+		return &CodeError{Op: OpRegister, Code: codes.StoreInvalidParams, Msg: fmt.Sprintf("invalid region [%#x, +%d)", addr, size)}
 	}
 	for _, r := range s.regions {
 		if addr < r.addr+uintptr(r.size) && r.addr < addr+uintptr(size) {
-			return &CodeError{Op: OpRegister, Code: CodeInvalidParams, Msg: fmt.Sprintf("[%#x, +%d) overlaps registered [%#x, +%d)", addr, size, r.addr, r.size)}
+			return &CodeError{Op: OpRegister, Code: codes.StoreInvalidParams, Msg: fmt.Sprintf("[%#x, +%d) overlaps registered [%#x, +%d)", addr, size, r.addr, r.size)}
 		}
 	}
 	s.regions = append(s.regions, region{addr, size})
@@ -169,7 +162,7 @@ func (s *FakeStore) UnregisterBuffer(addr uintptr) error {
 			return nil
 		}
 	}
-	return &CodeError{Op: "UnregisterBuffer", Code: CodeInvalidParams, Msg: fmt.Sprintf("%#x is not registered", addr)}
+	return &CodeError{Op: "UnregisterBuffer", Code: codes.StoreInvalidParams, Msg: fmt.Sprintf("%#x is not registered", addr)}
 }
 
 // mem returns the registered memory [addr, addr+size), or nil when it is not
@@ -239,10 +232,10 @@ func (s *FakeStore) store(key string, parts [][]byte) int64 {
 		total += uint64(len(p))
 	}
 	if total == 0 {
-		return CodeInvalidParams
+		return codes.StoreInvalidParams
 	}
 	if s.Capacity > 0 && s.used+total > s.Capacity {
-		return CodeNoAvailableHandle
+		return codes.StoreNoAvailableHandle
 	}
 	v := make([]byte, 0, total)
 	for _, p := range parts {
@@ -278,12 +271,12 @@ func (s *FakeStore) BatchPutFrom(keys []string, addrs []uintptr, sizes []uint64,
 	for i, k := range keys {
 		j := last[k]
 		if sizes[j] == 0 {
-			res[i] = CodeInvalidParams
+			res[i] = codes.StoreInvalidParams
 			continue
 		}
 		m := s.mem(addrs[j], sizes[j])
 		if m == nil {
-			res[i] = CodeTransferFail
+			res[i] = codes.StoreTransferFail
 			continue
 		}
 		res[i] = s.store(k, [][]byte{m})
@@ -306,14 +299,14 @@ func (s *FakeStore) BatchGetInto(keys []string, addrs []uintptr, sizes []uint64,
 		v, ok := s.objects[k]
 		switch {
 		case !ok:
-			res[i] = CodeObjectNotFound
+			res[i] = codes.StoreObjectNotFound
 		case sizes[i] < uint64(len(v)):
-			res[i] = CodeInvalidParams
+			res[i] = codes.StoreInvalidParams
 		default:
 			// A larger destination is fine: only the object's bytes are written.
 			m := s.mem(addrs[i], uint64(len(v)))
 			if m == nil {
-				res[i] = CodeTransferFail
+				res[i] = codes.StoreTransferFail
 				continue
 			}
 			copy(m, v)
@@ -361,7 +354,7 @@ func (s *FakeStore) BatchPutFromMultiBuffers(keys []string, addrs []uintptr, siz
 			}
 			m := s.mem(addrs[b], sizes[b])
 			if m == nil {
-				code = CodeTransferFail
+				code = codes.StoreTransferFail
 				break
 			}
 			parts = append(parts, m)
@@ -391,7 +384,7 @@ func (s *FakeStore) BatchGetIntoMultiBuffers(keys []string, addrs []uintptr, siz
 	for i, k := range keys {
 		v, ok := s.objects[k]
 		if !ok {
-			res[i] = CodeObjectNotFound
+			res[i] = codes.StoreObjectNotFound
 			continue
 		}
 		var total uint64
@@ -400,10 +393,10 @@ func (s *FakeStore) BatchGetIntoMultiBuffers(keys []string, addrs []uintptr, siz
 		}
 		switch {
 		case total < uint64(len(v)):
-			res[i] = CodeInvalidParams
+			res[i] = codes.StoreInvalidParams
 			continue
 		case total > uint64(len(v)):
-			res[i] = CodeTransferFail
+			res[i] = codes.StoreTransferFail
 			continue
 		}
 		code := int64(len(v))
@@ -414,7 +407,7 @@ func (s *FakeStore) BatchGetIntoMultiBuffers(keys []string, addrs []uintptr, siz
 			}
 			m := s.mem(addrs[b], sizes[b])
 			if m == nil {
-				code = CodeTransferFail
+				code = codes.StoreTransferFail
 				break
 			}
 			copy(m, v[off:off+sizes[b]])
