@@ -21,6 +21,11 @@ FUZZTIME  ?= 20s
 # cgosymbolizer can name C++ frames if the engine ever crashes in a test.
 GOTEST    ?= $(GO) test -ldflags='-s=false -w=false'
 PKGS      := ./...
+# cgo rebuilds a package when a file in its own directory changes, but not
+# when a shared header of cgo/include, cgo/common or cgo/embedded/base does;
+# their digest in CGO_CPPFLAGS makes every cgo package rebuild then.
+MCGO_HEADERS := $(shell cat cgo/include/mcgo/*.h cgo/common/*.h cgo/embedded/base/*.h | cksum | cut -d' ' -f1)
+export CGO_CPPFLAGS += -DMCGO_HEADERS_DIGEST=$(MCGO_HEADERS)
 
 .PHONY: native test-native demo-native require-mooncake
 .PHONY: all demo test check lint go-test go-test-race go-test-cgocheck2 go-test-nocgo \
@@ -108,7 +113,7 @@ require-mooncake:
 	  exit 1; fi
 
 native: require-mooncake
-	@cmake=$$(scripts/ensure-cmake.sh) && \
+	@mkdir -p $(BUILD) && cmake=$$(scripts/ensure-cmake.sh) && \
 	  $$cmake -S cgo/native -B $(NATIVE_DIR) \
 	    $(if $(MOONCAKE_PREFIX),-DMOONCAKE_PREFIX=$(MOONCAKE_PREFIX)) \
 	    $(if $(MOONCAKE_SOURCE_DIR),-DMOONCAKE_SOURCE_DIR=$(MOONCAKE_SOURCE_DIR) -DMOONCAKE_BUILD_DIR=$(MOONCAKE_BUILD_DIR)) \
@@ -120,8 +125,8 @@ native: require-mooncake
 # One fresh master for the whole run (MCGO_TEST_ISOLATED=1), packages one at
 # a time (-p 1) so that the capacity tests own the cluster.
 test-native: native
-	$(NATIVE_ENV) MCGO_TEST_ISOLATED=1 $(CLUSTER) -- \
-	  $(GO) test -count=1 -p 1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./mooncake/... ./hostcache/... ./interop/...
+	$(NATIVE_ENV) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- \
+	  $(GO) test -count=1 -p 1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./internal/codes/... ./mooncake/... ./hostcache/... ./interop/...
 
 demo-native: native
 	$(NATIVE_ENV) $(CLUSTER) -- $(GO) run -tags mooncake_native ./cmd/mooncake-demo $(DEMO_ARGS)

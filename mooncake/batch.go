@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"sync"
 
-	mcgo "github.com/mooncake-go/mooncake-go/cgo"
+	"github.com/mooncake-go/mooncake-go/internal/cabi"
+	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
 )
 
 // Batch calls
@@ -28,14 +29,14 @@ import (
 // a sync.Pool, survive garbage collections, so a steady stream of batches
 // packs keys without allocating), then through a sync.Pool.
 type keyScratch struct {
-	k mcgo.Keys
+	k cstore.Keys
 }
 
 const scratchSlots = 8
 
 var keyPool = sync.Pool{New: func() any { return new(keyScratch) }}
 
-func (c *client) packKeys(keys []string) *keyScratch {
+func (c *conn) packKeys(keys []string) *keyScratch {
 	var ks *keyScratch
 	for i := range c.scratch {
 		if ks = c.scratch[i].Swap(nil); ks != nil {
@@ -66,7 +67,7 @@ func (c *client) packKeys(keys []string) *keyScratch {
 	return ks
 }
 
-func (c *client) freeKeys(ks *keyScratch) {
+func (c *conn) freeKeys(ks *keyScratch) {
 	if cap(ks.k.Buf) > 1<<20 || cap(ks.k.Offsets) > 1<<16 {
 		return // do not keep unusually large buffers alive
 	}
@@ -179,35 +180,35 @@ func (s *Store) batch(op Op, keys []string, addrs []uintptr, sizes []uint64, off
 	} else if err := checkSingle(op, keys, addrs, sizes); err != nil {
 		return nil, err
 	}
-	if op != OpBatchGetInto && op != OpBatchGetIntoMultiBuffers && s.rcErr != nil {
-		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: s.rcErr}
+	if op != OpBatchGetInto && op != OpBatchGetIntoMultiBuffers && s.policyErr != nil {
+		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: s.policyErr}
 	}
 	res := resultsFor(results, len(keys))
 	if len(keys) == 0 {
 		return res, nil
 	}
-	if !s.c.acquire() {
+	if !s.conn.gate.Enter() {
 		return nil, closedErr(op, "")
 	}
-	ks := s.c.packKeys(keys)
-	h, k := s.c.h, &ks.k
+	ks := s.conn.packKeys(keys)
+	h, k := s.conn.handle, &ks.k
 	var rc int32
 	switch op {
 	case OpBatchPutFrom:
-		rc = h.BatchPutFrom(k, addrs, sizes, &s.cr, res)
+		rc = h.BatchPutFrom(k, addrs, sizes, &s.cpolicy, res)
 	case OpBatchUpsertFrom:
-		rc = h.BatchUpsertFrom(k, addrs, sizes, &s.cr, res)
+		rc = h.BatchUpsertFrom(k, addrs, sizes, &s.cpolicy, res)
 	case OpBatchGetInto:
 		rc = h.BatchGetInto(k, addrs, sizes, res)
 	case OpBatchPutFromMultiBuffers:
-		rc = h.BatchPutFromMultiBuffers(k, addrs, sizes, offsets, &s.cr, res)
+		rc = h.BatchPutFromMultiBuffers(k, addrs, sizes, offsets, &s.cpolicy, res)
 	case OpBatchUpsertFromMultiBuffers:
-		rc = h.BatchUpsertFromMultiBuffers(k, addrs, sizes, offsets, &s.cr, res)
+		rc = h.BatchUpsertFromMultiBuffers(k, addrs, sizes, offsets, &s.cpolicy, res)
 	default:
-		rc = h.BatchGetIntoMultiBuffers(k, addrs, sizes, offsets, s.rc.PreferAllocInSameNode, res)
+		rc = h.BatchGetIntoMultiBuffers(k, addrs, sizes, offsets, s.policy.PreferAllocInSameNode, res)
 	}
-	s.c.release()
-	s.c.freeKeys(ks)
+	s.conn.gate.Leave()
+	s.conn.freeKeys(ks)
 	return callResult(op, rc, res)
 }
 
@@ -218,13 +219,13 @@ func (s *Store) BatchIsExist(keys []string, results []int64) ([]int64, error) {
 	if len(keys) == 0 {
 		return res, nil
 	}
-	if !s.c.acquire() {
+	if !s.conn.gate.Enter() {
 		return nil, closedErr(OpBatchIsExist, "")
 	}
-	ks := s.c.packKeys(keys)
-	rc := s.c.h.BatchIsExist(&ks.k, res)
-	s.c.release()
-	s.c.freeKeys(ks)
+	ks := s.conn.packKeys(keys)
+	rc := s.conn.handle.BatchIsExist(&ks.k, res)
+	s.conn.gate.Leave()
+	s.conn.freeKeys(ks)
 	return callResult(OpBatchIsExist, rc, res)
 }
 
@@ -232,7 +233,7 @@ func callResult(op Op, rc int32, res []int64) ([]int64, error) {
 	if rc == 0 {
 		return res, nil
 	}
-	if rc == mcgo.CodeNoCgo {
+	if rc == cabi.CodeNoCgo {
 		return nil, &Error{Op: op, Code: ErrNotSupported, Err: ErrNoCgo}
 	}
 	return nil, &Error{Op: op, Code: ErrorCode(rc)}

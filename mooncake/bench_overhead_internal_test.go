@@ -17,7 +17,7 @@ var overheadShapes = []struct{ keys, bufs int }{
 // Compare with BenchmarkCallOverhead (the whole call): the difference is the
 // crossing plus the engine's own work.
 func BenchmarkGoSideOverhead(b *testing.B) {
-	c := &client{}
+	c := &conn{}
 	for _, sh := range overheadShapes {
 		b.Run(fmt.Sprintf("keys=%d/bufs=%d", sh.keys, sh.bufs), func(b *testing.B) {
 			keys := make([]string, sh.keys)

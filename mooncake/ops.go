@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	mcgo "github.com/mooncake-go/mooncake-go/cgo"
+	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
 )
 
 // Put stores a copy of value under key. value may be any memory (it is
@@ -22,19 +22,19 @@ func (s *Store) Upsert(key string, value []byte) error {
 }
 
 func (s *Store) putCopy(op Op, key string, value []byte) error {
-	if s.rcErr != nil {
-		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.rcErr}
+	if s.policyErr != nil {
+		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.policyErr}
 	}
-	if !s.c.acquire() {
+	if !s.conn.gate.Enter() {
 		return closedErr(op, key)
 	}
 	var rc int32
 	if op == OpUpsert {
-		rc = s.c.h.Upsert(key, value, &s.cr)
+		rc = s.conn.handle.Upsert(key, value, &s.cpolicy)
 	} else {
-		rc = s.c.h.Put(key, value, &s.cr)
+		rc = s.conn.handle.Put(key, value, &s.cpolicy)
 	}
-	s.c.release()
+	s.conn.gate.Leave()
 	return codeErr(op, key, int64(rc))
 }
 
@@ -54,22 +54,22 @@ func (s *Store) Get(key string) ([]byte, error) {
 // On error dst is returned unchanged. Like Get, it reads the object once
 // (no separate size query), staged in the client's local buffer.
 func (s *Store) AppendGet(dst []byte, key string) ([]byte, error) {
-	if !s.c.acquire() {
+	if !s.conn.gate.Enter() {
 		return dst, closedErr(OpGet, key)
 	}
-	defer s.c.release()
+	defer s.conn.gate.Leave()
 	// One read: the library holds the object while we make room for it.
-	size, h := s.c.h.GetBegin(key)
+	size, h := s.conn.handle.GetBegin(key)
 	if size < 0 {
 		return dst, codeErr(OpGet, key, size)
 	}
 	out, ok := growForGet(dst, size)
 	if !ok {
-		mcgo.GetFinish(h, nil) // release the held read
+		cstore.GetFinish(h, nil) // release the held read
 		return dst, &Error{Op: OpGet, Key: key, Code: ErrBufferOverflow,
 			Err: fmt.Errorf("%d bytes after %d do not fit in a slice", size, len(dst))}
 	}
-	if rc := mcgo.GetFinish(h, out[len(dst):]); rc != 0 {
+	if rc := cstore.GetFinish(h, out[len(dst):]); rc != 0 {
 		return dst, codeErr(OpGet, key, int64(rc))
 	}
 	return out, nil
@@ -96,11 +96,11 @@ func growForGet(dst []byte, size int64) ([]byte, bool) {
 
 // GetSize returns the size in bytes of the object stored under key.
 func (s *Store) GetSize(key string) (int64, error) {
-	if !s.c.acquire() {
+	if !s.conn.gate.Enter() {
 		return 0, closedErr(OpGetSize, key)
 	}
-	n := s.c.h.GetSize(key)
-	s.c.release()
+	n := s.conn.handle.GetSize(key)
+	s.conn.gate.Leave()
 	if n < 0 {
 		return 0, codeErr(OpGetSize, key, n)
 	}
@@ -130,19 +130,19 @@ func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
 		// and store nothing; a later Get then finds no object. Refuse instead.
 		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: errors.New("size 0: nothing to store")}
 	}
-	if s.rcErr != nil {
-		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.rcErr}
+	if s.policyErr != nil {
+		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.policyErr}
 	}
-	if !s.c.acquire() {
+	if !s.conn.gate.Enter() {
 		return closedErr(op, key)
 	}
 	var rc int32
 	if op == OpUpsertFrom {
-		rc = s.c.h.UpsertFrom(key, addr, size, &s.cr)
+		rc = s.conn.handle.UpsertFrom(key, addr, size, &s.cpolicy)
 	} else {
-		rc = s.c.h.PutFrom(key, addr, size, &s.cr)
+		rc = s.conn.handle.PutFrom(key, addr, size, &s.cpolicy)
 	}
-	s.c.release()
+	s.conn.gate.Leave()
 	return codeErr(op, key, int64(rc))
 }
 
@@ -150,11 +150,11 @@ func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
 // (registered memory, as for PutFrom) and returns the object size. size may
 // exceed the object; a smaller size fails with ErrInvalidParams.
 func (s *Store) GetInto(key string, addr uintptr, size uint64) (int64, error) {
-	if !s.c.acquire() {
+	if !s.conn.gate.Enter() {
 		return 0, closedErr(OpGetInto, key)
 	}
-	n := s.c.h.GetInto(key, addr, size)
-	s.c.release()
+	n := s.conn.handle.GetInto(key, addr, size)
+	s.conn.gate.Leave()
 	if n < 0 {
 		return 0, codeErr(OpGetInto, key, n)
 	}
@@ -163,11 +163,11 @@ func (s *Store) GetInto(key string, addr uintptr, size uint64) (int64, error) {
 
 // IsExist reports whether key exists.
 func (s *Store) IsExist(key string) (bool, error) {
-	if !s.c.acquire() {
+	if !s.conn.gate.Enter() {
 		return false, closedErr(OpIsExist, key)
 	}
-	r := s.c.h.IsExist(key)
-	s.c.release()
+	r := s.conn.handle.IsExist(key)
+	s.conn.gate.Leave()
 	if r < 0 {
 		return false, codeErr(OpIsExist, key, int64(r))
 	}
@@ -178,11 +178,11 @@ func (s *Store) IsExist(key string) (bool, error) {
 // ErrObjectNotFound. Mooncake grants a read lease (10 s by default) on every
 // get; removing a leased object fails with ErrObjectHasLease unless force.
 func (s *Store) Remove(key string, force bool) error {
-	if !s.c.acquire() {
+	if !s.conn.gate.Enter() {
 		return closedErr(OpRemove, key)
 	}
-	rc := s.c.h.Remove(key, force)
-	s.c.release()
+	rc := s.conn.handle.Remove(key, force)
+	s.conn.gate.Leave()
 	return codeErr(OpRemove, key, int64(rc))
 }
 
@@ -193,11 +193,11 @@ func (s *Store) RemoveByRegex(pattern string, force bool) (int64, error) {
 	if pattern == "" {
 		return 0, &Error{Op: OpRemoveByRegex, Code: ErrInvalidParams, Err: errors.New("empty pattern")}
 	}
-	if !s.c.acquire() {
+	if !s.conn.gate.Enter() {
 		return 0, closedErr(OpRemoveByRegex, pattern)
 	}
-	n := s.c.h.RemoveByRegex(pattern, force)
-	s.c.release()
+	n := s.conn.handle.RemoveByRegex(pattern, force)
+	s.conn.gate.Leave()
 	if n < 0 {
 		return 0, codeErr(OpRemoveByRegex, pattern, n)
 	}
@@ -207,11 +207,11 @@ func (s *Store) RemoveByRegex(pattern string, force bool) (int64, error) {
 // RemoveAll deletes every object in the cluster and returns how many were
 // removed. Leased objects are skipped unless force.
 func (s *Store) RemoveAll(force bool) (int64, error) {
-	if !s.c.acquire() {
+	if !s.conn.gate.Enter() {
 		return 0, closedErr(OpRemoveAll, "")
 	}
-	n := s.c.h.RemoveAll(force)
-	s.c.release()
+	n := s.conn.handle.RemoveAll(force)
+	s.conn.gate.Leave()
 	if n < 0 {
 		return 0, codeErr(OpRemoveAll, "", n)
 	}
@@ -223,11 +223,11 @@ func (s *Store) RemoveAll(force bool) (int64, error) {
 // heap memory (use HostMemory). Registering a null or empty range, or one
 // that overlaps a registered range, fails with ErrInvalidParams.
 func (s *Store) RegisterBuffer(addr uintptr, size uint64) error {
-	if !s.c.acquire() {
+	if !s.conn.gate.Enter() {
 		return closedErr(OpRegisterBuffer, "")
 	}
-	rc := s.c.h.RegisterBuffer(addr, size)
-	s.c.release()
+	rc := s.conn.handle.RegisterBuffer(addr, size)
+	s.conn.gate.Leave()
 	if rc != 0 {
 		e := codeErr(OpRegisterBuffer, "", int64(rc)).(*Error)
 		if e.Err == nil {
@@ -240,11 +240,11 @@ func (s *Store) RegisterBuffer(addr uintptr, size uint64) error {
 
 // UnregisterBuffer unregisters the region that starts at addr.
 func (s *Store) UnregisterBuffer(addr uintptr) error {
-	if !s.c.acquire() {
+	if !s.conn.gate.Enter() {
 		return closedErr(OpUnregisterBuffer, "")
 	}
-	rc := s.c.h.UnregisterBuffer(addr)
-	s.c.release()
+	rc := s.conn.handle.UnregisterBuffer(addr)
+	s.conn.gate.Leave()
 	if rc != 0 {
 		e := codeErr(OpUnregisterBuffer, "", int64(rc)).(*Error)
 		if e.Err == nil {

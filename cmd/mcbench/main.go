@@ -345,7 +345,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if len(plan) == 0 {
 		return errors.New("the plan is empty (check -scenarios, -only and the sizes)")
 	}
-	if mooncake.Engine() == "embedded" && o.source != "embedded default" {
+	if mooncake.Backend() == "embedded" && o.source != "embedded default" {
 		fmt.Fprintf(stderr, "mcbench: note: this build has the embedded engine; %q names an in-process cluster (build with -tags mooncake_native for a live one)\n",
 			o.cfg.MasterServerAddress)
 	}
@@ -380,7 +380,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 
-	if o.prefault == "on" || (o.prefault == "auto" && mooncake.Engine() != "embedded") {
+	if o.prefault == "on" || (o.prefault == "auto" && mooncake.Backend() != "embedded") {
 		t0 := time.Now()
 		n, err := b.prefaultSegment()
 		if err != nil {
@@ -389,7 +389,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "mcbench: prefaulted the segment: wrote and removed %d MiB in %.1fs\n", n>>20, time.Since(t0).Seconds())
 	}
 
-	doc := Run{Schema: schema, Client: "go", Engine: mooncake.Engine(), Version: runtime.Version(),
+	doc := Run{Schema: schema, Client: "go", Engine: mooncake.Backend(), Version: runtime.Version(),
 		Host: hostInfo(), Started: time.Now().UTC().Format(time.RFC3339), Params: o.paramsJSON()}
 	if o.serve {
 		return b.serve(doc, plan, stdin, stdout)

@@ -20,7 +20,7 @@ import (
 func clusterArgs(t *testing.T) []string {
 	t.Setenv(mooncake.EnvMaster, "")
 	t.Setenv(mooncake.EnvConfigPath, "")
-	if mooncake.Engine() == "embedded" {
+	if mooncake.Backend() == "embedded" {
 		return nil
 	}
 	master, meta := os.Getenv("MCGO_TEST_MASTER"), os.Getenv("MCGO_TEST_METADATA")

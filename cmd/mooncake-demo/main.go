@@ -95,7 +95,7 @@ func run(args []string) error {
 		return err
 	}
 	fmt.Printf("mooncake-go demo: engine %s, master %q (%s), protocol %s\n",
-		mooncake.Engine(), o.cfg.MasterServerAddress, o.source, o.cfg.Protocol)
+		mooncake.Backend(), o.cfg.MasterServerAddress, o.source, o.cfg.Protocol)
 	st, err := mooncake.Open(o.cfg)
 	if err != nil {
 		return err

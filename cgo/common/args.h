@@ -1,0 +1,91 @@
+// args.h: argument helpers shared by both backends of the C ABI
+// (the embedded engine and the native shim), so that both refuse exactly
+// the same inputs in exactly the same way. Header-only, C++17.
+#ifndef MCGO_COMMON_ARGS_H_
+#define MCGO_COMMON_ARGS_H_
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mcgo/store.h"
+
+namespace mcgo::args {
+
+// Sets results[0..n) to code (no-op when results is NULL).
+inline void Fill(int64_t *results, size_t n, int64_t code) {
+  if (results == nullptr) return;
+  for (size_t i = 0; i < n; ++i) results[i] = code;
+}
+
+// A whole-call refusal: every result gets the code, which is returned.
+inline int32_t Refuse(int64_t *results, size_t n, int32_t code) {
+  Fill(results, n, code);
+  return code;
+}
+
+// Copies msg into buf as a NUL-terminated string of at most cap bytes.
+inline void WriteMessage(char *buf, size_t cap, const std::string &msg) {
+  if (buf == nullptr || cap == 0) return;
+  const size_t n = msg.size() < cap - 1 ? msg.size() : cap - 1;
+  std::memcpy(buf, msg.data(), n);
+  buf[n] = '\0';
+}
+
+// Single key: NULL is allowed only for the empty key.
+inline bool KeyOk(const char *key, size_t len) {
+  return key != nullptr || len == 0;
+}
+inline std::string MakeKey(const char *key, size_t len) {
+  return len == 0 ? std::string() : std::string(key, len);
+}
+
+// Packed keys: keys and key_offsets non-NULL, offsets non-decreasing.
+inline bool KeysOk(const char *keys, const uint64_t *off, size_t n) {
+  if (keys == nullptr || off == nullptr) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (off[i + 1] < off[i]) return false;
+  }
+  return true;
+}
+inline std::string KeyAt(const char *keys, const uint64_t *off, size_t i) {
+  return std::string(keys + off[i], static_cast<size_t>(off[i + 1] - off[i]));
+}
+
+// CSR buffer list: buf_offsets[0] == 0, non-decreasing; addrs and sizes
+// non-NULL when there is at least one buffer.
+inline bool CsrOk(const uintptr_t *addrs, const uint64_t *sizes,
+                  const uint64_t *bo, size_t n) {
+  if (bo == nullptr || bo[0] != 0) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (bo[i + 1] < bo[i]) return false;
+  }
+  return bo[n] == 0 || (addrs != nullptr && sizes != nullptr);
+}
+
+// Splits mcgo_replicate_config's packed preferred segment names. Returns
+// false when the buffer holds fewer NUL-terminated names than the count.
+inline bool ParseSegments(const mcgo_replicate_config &in,
+                          std::vector<std::string> *out) {
+  out->clear();
+  if (in.preferred_segment_count == 0) return true;
+  if (in.preferred_segments == nullptr) return false;
+  const char *p = in.preferred_segments;
+  uint64_t left = in.preferred_segments_len;
+  for (uint32_t k = 0; k < in.preferred_segment_count; ++k) {
+    const size_t cap =
+        left > SIZE_MAX ? SIZE_MAX : static_cast<size_t>(left);
+    const void *nul = std::memchr(p, 0, cap);
+    if (nul == nullptr) return false;
+    const size_t len = static_cast<size_t>(static_cast<const char *>(nul) - p);
+    out->emplace_back(p, len);
+    p += len + 1;
+    left -= len + 1;
+  }
+  return true;
+}
+
+}  // namespace mcgo::args
+
+#endif  // MCGO_COMMON_ARGS_H_

@@ -1,0 +1,449 @@
+//go:build !mooncake_native
+
+// Embedded engine: the extern "C" boundary of mcgo/store.h. Every function checks
+// its arguments (never trusting a pointer or a length), converts the packed
+// keys / CSR buffer lists, and catches every C++ exception, reporting it as
+// MCGO_INTERNAL_ERROR. Whole-call refusals also fill every results[i].
+
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "client.h"
+#include "mcgo/store.h"
+#include "common/args.h"
+#include "common/guard.h"
+
+namespace {
+
+// Argument checks shared with the native backend (cgo/common/args.h), so that
+// both engines refuse exactly the same inputs.
+using mcgo::args::CsrOk;
+using mcgo::args::KeyAt;
+using mcgo::args::KeyOk;
+using mcgo::args::KeysOk;
+using mcgo::args::MakeKey;
+using mcgo::args::Refuse;
+using mcgo::args::WriteMessage;
+using mcgo::embedded::BufferList;
+using mcgo::embedded::IsReady;
+using mcgo::embedded::PlacementConfig;
+using mcgo::embedded::ReadOp;
+using mcgo::embedded::WriteOp;
+
+using mcgo::Guard32;
+using mcgo::Guard64;
+using mcgo::GuardBatch;
+
+// Replication options: replica_num 0 means 1 (cluster.cc, note 20); the
+// preferred segment names are split by mcgo::args::ParseSegments.
+int32_t ParseConfig(const mcgo_replicate_config &in, PlacementConfig *out) {
+  out->replica_num = in.replica_num == 0 ? 1 : in.replica_num;
+  out->prefer_same_node = in.prefer_alloc_in_same_node != 0;
+  return mcgo::args::ParseSegments(in, &out->preferred_segments)
+             ? MCGO_OK
+             : MCGO_INVALID_PARAMS;  // fewer names than count
+}
+
+int32_t SingleWrite(mcgo_store *s, const char *key, size_t key_len,
+                    uintptr_t addr, uint64_t size, mcgo_replicate_config cfg,
+                    bool upsert) {
+  if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+  PlacementConfig pc;
+  if (ParseConfig(cfg, &pc) != MCGO_OK) return MCGO_INVALID_PARAMS;
+  if (pc.prefer_same_node) return MCGO_INVALID_PARAMS;
+  if (!KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+  if (size == 0) return MCGO_OK;  // upstream: "put empty data", nothing stored
+  std::vector<WriteOp> ops(1);
+  ops[0].key = MakeKey(key, key_len);
+  ops[0].size = size;
+  BufferList bufs;
+  bufs.addrs = &addr;
+  bufs.sizes = &size;
+  mcgo::embedded::WriteFromBuffers(s, &ops, bufs, nullptr, upsert, pc, false);
+  return static_cast<int32_t>(ops[0].result);
+}
+
+int32_t BatchWrite(mcgo_store *s, const char *keys, const uint64_t *key_offsets,
+                   size_t n, const uintptr_t *addrs, const uint64_t *sizes,
+                   mcgo_replicate_config cfg, int64_t *results, bool upsert) {
+  if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+  if (n == 0) return MCGO_OK;
+  if (results == nullptr) return MCGO_INVALID_PARAMS;
+  if (!IsReady(s)) return Refuse(results, n, MCGO_INVALID_PARAMS);
+  PlacementConfig pc;
+  if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
+      !KeysOk(keys, key_offsets, n) || addrs == nullptr || sizes == nullptr) {
+    return Refuse(results, n, MCGO_INVALID_PARAMS);
+  }
+  std::vector<WriteOp> ops(n);
+  for (size_t i = 0; i < n; ++i) ops[i].key = KeyAt(keys, key_offsets, i);
+  // Upstream batch_put_from keeps slices in a per-key map: a key given twice
+  // is stored from the buffer of its LAST occurrence (cluster.cc, note 7).
+  std::vector<size_t> rows;
+  if (!upsert && n > 1) {
+    std::unordered_map<std::string_view, size_t> last;
+    last.reserve(n);
+    for (size_t i = 0; i < n; ++i) last[ops[i].key] = i;
+    if (last.size() != n) {
+      rows.resize(n);
+      for (size_t i = 0; i < n; ++i) rows[i] = last[ops[i].key];
+    }
+  }
+  for (size_t i = 0; i < n; ++i) ops[i].size = sizes[rows.empty() ? i : rows[i]];
+  BufferList bufs;
+  bufs.addrs = addrs;
+  bufs.sizes = sizes;
+  mcgo::embedded::WriteFromBuffers(s, &ops, bufs, rows.empty() ? nullptr : rows.data(),
+                                upsert, pc, false);
+  for (size_t i = 0; i < n; ++i) results[i] = ops[i].result;
+  return MCGO_OK;
+}
+
+int32_t BatchWriteMulti(mcgo_store *s, const char *keys,
+                        const uint64_t *key_offsets, size_t n,
+                        const uintptr_t *addrs, const uint64_t *sizes,
+                        const uint64_t *buf_offsets, mcgo_replicate_config cfg,
+                        int64_t *results, bool upsert) {
+  if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+  if (n == 0) return MCGO_OK;
+  if (results == nullptr) return MCGO_INVALID_PARAMS;
+  if (!IsReady(s)) return Refuse(results, n, MCGO_INVALID_PARAMS);
+  PlacementConfig pc;
+  if (ParseConfig(cfg, &pc) != MCGO_OK ||
+      (pc.prefer_same_node && pc.replica_num != 1) ||
+      !KeysOk(keys, key_offsets, n) || !CsrOk(addrs, sizes, buf_offsets, n)) {
+    return Refuse(results, n, MCGO_INVALID_PARAMS);
+  }
+  std::vector<WriteOp> ops(n);
+  BufferList bufs;
+  bufs.addrs = addrs;
+  bufs.sizes = sizes;
+  bufs.offsets = buf_offsets;
+  for (size_t i = 0; i < n; ++i) {
+    WriteOp &op = ops[i];
+    op.key = KeyAt(keys, key_offsets, i);
+    uint64_t total = 0;
+    for (size_t b = bufs.Begin(i); b < bufs.End(i); ++b) {
+      if (sizes[b] > UINT64_MAX - total) {
+        op.active = false;  // cannot be an object size
+        op.result = MCGO_INVALID_PARAMS;
+        break;
+      }
+      total += sizes[b];
+    }
+    op.size = total;
+  }
+  mcgo::embedded::WriteFromBuffers(s, &ops, bufs, nullptr, upsert, pc,
+                                pc.prefer_same_node);
+  for (size_t i = 0; i < n; ++i) results[i] = ops[i].result;
+  return MCGO_OK;
+}
+
+int64_t SingleRead(mcgo_store *s, const char *key, size_t key_len) {
+  std::vector<ReadOp> ops(1);
+  ops[0].key = MakeKey(key, key_len);
+  s->cluster->Acquire(ops.data(), 1);
+  return ops[0].result;
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t mcgo_store_create(mcgo_store **out) {
+  if (out == nullptr) return MCGO_INVALID_PARAMS;
+  *out = nullptr;
+  return Guard32([&]() -> int32_t {
+    *out = new mcgo_store();
+    return MCGO_OK;
+  });
+}
+
+void mcgo_store_destroy(mcgo_store *s) {
+  if (s == nullptr) return;
+  mcgo::embedded::Teardown(s);
+  delete s;
+}
+
+int32_t mcgo_store_setup(mcgo_store *s, const mcgo_store_config *cfg, char *errmsg,
+                   size_t errmsg_cap) {
+  WriteMessage(errmsg, errmsg_cap, "");
+  if (s == nullptr) {
+    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: store handle is NULL");
+    return MCGO_INVALID_PARAMS;
+  }
+  if (cfg == nullptr) {
+    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: config is NULL");
+    return MCGO_INVALID_PARAMS;
+  }
+  try {
+    std::string err;
+    int32_t rc = mcgo::embedded::Setup(s, *cfg, &err);
+    if (rc != MCGO_OK) WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: " + err);
+    return rc;
+  } catch (const std::exception &e) {
+    WriteMessage(errmsg, errmsg_cap,
+                 std::string("mcgo_store_setup: internal error: ") + e.what());
+  } catch (...) {
+    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: internal error");
+  }
+  return MCGO_INTERNAL_ERROR;
+}
+
+int32_t mcgo_store_health_check(mcgo_store *s) {
+  return IsReady(s) ? MCGO_OK : MCGO_INVALID_PARAMS;
+}
+
+int32_t mcgo_store_hostname(mcgo_store *s, char *buf, size_t buf_cap, size_t *len) {
+  if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+  if (buf == nullptr && buf_cap > 0) return MCGO_INVALID_PARAMS;
+  if (len != nullptr) *len = s->hostname.size();
+  WriteMessage(buf, buf_cap, s->hostname);
+  return MCGO_OK;
+}
+
+int32_t mcgo_store_register_buffer(mcgo_store *s, uintptr_t addr, uint64_t size) {
+  if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+  return Guard32(
+                          [&] { return s->regions.Add(addr, size); });
+}
+
+int32_t mcgo_store_unregister_buffer(mcgo_store *s, uintptr_t addr) {
+  if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+  return Guard32(
+                          [&] { return s->regions.Remove(addr); });
+}
+
+int32_t mcgo_store_put(mcgo_store *s, const char *key, size_t key_len,
+                 const void *data, uint64_t size, mcgo_replicate_config cfg) {
+  return Guard32([&]() -> int32_t {
+    if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+    PlacementConfig pc;
+    if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
+        !KeyOk(key, key_len) || (data == nullptr && size > 0)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    return mcgo::embedded::PutCopy(s, MakeKey(key, key_len), data, size, pc, false);
+  });
+}
+
+int32_t mcgo_store_upsert(mcgo_store *s, const char *key, size_t key_len,
+                    const void *data, uint64_t size,
+                    mcgo_replicate_config cfg) {
+  return Guard32([&]() -> int32_t {
+    if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+    PlacementConfig pc;
+    if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
+        !KeyOk(key, key_len) || (data == nullptr && size > 0)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    return mcgo::embedded::PutCopy(s, MakeKey(key, key_len), data, size, pc, true);
+  });
+}
+
+int64_t mcgo_store_get_begin(mcgo_store *s, const char *key, size_t key_len,
+                       uintptr_t *handle) {
+  if (handle != nullptr) *handle = 0;
+  return Guard64([&]() -> int64_t {
+    if (!IsReady(s) || handle == nullptr || !KeyOk(key, key_len)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    mcgo::embedded::HeldObject *held = nullptr;
+    const int64_t r = mcgo::embedded::GetHold(s, MakeKey(key, key_len), &held);
+    if (r >= 0) *handle = reinterpret_cast<uintptr_t>(held);
+    return r;
+  });
+}
+
+int32_t mcgo_store_get_finish(uintptr_t handle, void *dst, uint64_t dst_cap) {
+  if (handle == 0) return MCGO_INVALID_PARAMS;
+  std::unique_ptr<mcgo::embedded::HeldObject> held(
+      reinterpret_cast<mcgo::embedded::HeldObject *>(handle));
+  if (dst == nullptr && dst_cap == 0) return MCGO_OK;
+  if (dst == nullptr) return MCGO_INVALID_PARAMS;
+  if (dst_cap < held->size) return MCGO_BUFFER_OVERFLOW;
+  if (held->size > 0) {
+    std::memcpy(dst, held->data.get(), static_cast<size_t>(held->size));
+  }
+  return MCGO_OK;
+}
+
+int32_t mcgo_store_put_from(mcgo_store *s, const char *key, size_t key_len,
+                      uintptr_t addr, uint64_t size, mcgo_replicate_config cfg) {
+  return Guard32([&] {
+    return SingleWrite(s, key, key_len, addr, size, cfg, false);
+  });
+}
+
+int32_t mcgo_store_upsert_from(mcgo_store *s, const char *key, size_t key_len,
+                         uintptr_t addr, uint64_t size,
+                         mcgo_replicate_config cfg) {
+  return Guard32([&] {
+    return SingleWrite(s, key, key_len, addr, size, cfg, true);
+  });
+}
+
+int64_t mcgo_store_get_into(mcgo_store *s, const char *key, size_t key_len,
+                      uintptr_t addr, uint64_t size) {
+  return Guard64([&]() -> int64_t {
+    if (!IsReady(s) || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    std::vector<ReadOp> ops(1);
+    ops[0].key = MakeKey(key, key_len);
+    BufferList bufs;
+    bufs.addrs = &addr;
+    bufs.sizes = &size;
+    mcgo::embedded::ReadIntoBuffers(s, &ops, bufs, false, false);
+    return ops[0].result;
+  });
+}
+
+int32_t mcgo_store_batch_put_from(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            const uintptr_t *addrs, const uint64_t *sizes,
+                            mcgo_replicate_config cfg, int64_t *results) {
+  return GuardBatch(results, n, [&] {
+    return BatchWrite(s, keys, key_offsets, n, addrs, sizes, cfg, results, false);
+  });
+}
+
+int32_t mcgo_store_batch_upsert_from(mcgo_store *s, const char *keys,
+                               const uint64_t *key_offsets, size_t n,
+                               const uintptr_t *addrs, const uint64_t *sizes,
+                               mcgo_replicate_config cfg, int64_t *results) {
+  return GuardBatch(results, n, [&] {
+    return BatchWrite(s, keys, key_offsets, n, addrs, sizes, cfg, results, true);
+  });
+}
+
+int32_t mcgo_store_batch_get_into(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            const uintptr_t *addrs, const uint64_t *sizes,
+                            int64_t *results) {
+  return GuardBatch(results, n, [&]() -> int32_t {
+    if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (n == 0) return MCGO_OK;
+    if (results == nullptr) return MCGO_INVALID_PARAMS;
+    if (!IsReady(s) || !KeysOk(keys, key_offsets, n) || addrs == nullptr ||
+        sizes == nullptr) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    std::vector<ReadOp> ops(n);
+    for (size_t i = 0; i < n; ++i) ops[i].key = KeyAt(keys, key_offsets, i);
+    BufferList bufs;
+    bufs.addrs = addrs;
+    bufs.sizes = sizes;
+    mcgo::embedded::ReadIntoBuffers(s, &ops, bufs, false, false);
+    for (size_t i = 0; i < n; ++i) results[i] = ops[i].result;
+    return MCGO_OK;
+  });
+}
+
+int32_t mcgo_store_batch_put_from_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    mcgo_replicate_config cfg, int64_t *results) {
+  return GuardBatch(results, n, [&] {
+    return BatchWriteMulti(s, keys, key_offsets, n, addrs, sizes, buf_offsets,
+                           cfg, results, false);
+  });
+}
+
+int32_t mcgo_store_batch_upsert_from_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    mcgo_replicate_config cfg, int64_t *results) {
+  return GuardBatch(results, n, [&] {
+    return BatchWriteMulti(s, keys, key_offsets, n, addrs, sizes, buf_offsets,
+                           cfg, results, true);
+  });
+}
+
+int32_t mcgo_store_batch_get_into_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    int32_t prefer_same_node, int64_t *results) {
+  return GuardBatch(results, n, [&]() -> int32_t {
+    if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (n == 0) return MCGO_OK;
+    if (results == nullptr) return MCGO_INVALID_PARAMS;
+    if (!IsReady(s) || !KeysOk(keys, key_offsets, n) ||
+        !CsrOk(addrs, sizes, buf_offsets, n)) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    std::vector<ReadOp> ops(n);
+    for (size_t i = 0; i < n; ++i) ops[i].key = KeyAt(keys, key_offsets, i);
+    BufferList bufs;
+    bufs.addrs = addrs;
+    bufs.sizes = sizes;
+    bufs.offsets = buf_offsets;
+    mcgo::embedded::ReadIntoBuffers(s, &ops, bufs, true, prefer_same_node != 0);
+    for (size_t i = 0; i < n; ++i) results[i] = ops[i].result;
+    return MCGO_OK;
+  });
+}
+
+int32_t mcgo_store_is_exist(mcgo_store *s, const char *key, size_t key_len) {
+  return Guard32([&]() -> int32_t {
+    if (!IsReady(s) || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    const std::string k = MakeKey(key, key_len);
+    int64_t result = 0;
+    s->cluster->Exists(&k, 1, &result);
+    return static_cast<int32_t>(result);
+  });
+}
+
+int32_t mcgo_store_batch_is_exist(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            int64_t *results) {
+  return GuardBatch(results, n, [&]() -> int32_t {
+    if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (n == 0) return MCGO_OK;
+    if (results == nullptr) return MCGO_INVALID_PARAMS;
+    if (!IsReady(s) || !KeysOk(keys, key_offsets, n)) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    std::vector<std::string> ks(n);
+    for (size_t i = 0; i < n; ++i) ks[i] = KeyAt(keys, key_offsets, i);
+    s->cluster->Exists(ks.data(), n, results);
+    return MCGO_OK;
+  });
+}
+
+int64_t mcgo_store_get_size(mcgo_store *s, const char *key, size_t key_len) {
+  return Guard64([&]() -> int64_t {
+    if (!IsReady(s) || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    return SingleRead(s, key, key_len);
+  });
+}
+
+int32_t mcgo_store_remove(mcgo_store *s, const char *key, size_t key_len,
+                    int32_t force) {
+  return Guard32([&]() -> int32_t {
+    if (!IsReady(s) || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    return s->cluster->Remove(MakeKey(key, key_len), force != 0);
+  });
+}
+
+int64_t mcgo_store_remove_by_regex(mcgo_store *s, const char *pattern,
+                             size_t pattern_len, int32_t force) {
+  return Guard64([&]() -> int64_t {
+    if (!IsReady(s) || !KeyOk(pattern, pattern_len)) return MCGO_INVALID_PARAMS;
+    mcgo::embedded::KeyPattern re;
+    if (!re.Compile(MakeKey(pattern, pattern_len))) return MCGO_INVALID_PARAMS;
+    return s->cluster->RemoveMatching(re, force != 0);
+  });
+}
+
+int64_t mcgo_store_remove_all(mcgo_store *s, int32_t force) {
+  return Guard64([&]() -> int64_t {
+    if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+    return s->cluster->RemoveAll(force != 0);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,298 @@
+//go:build !mooncake_native
+
+#include "client.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <utility>
+
+namespace mcgo::embedded {
+namespace {
+
+// The smallest segment upstream mounts: one slab of its allocator.
+constexpr uint64_t kMinSegmentSize = 16ull << 20;
+
+const void *AsPtr(uintptr_t addr) { return reinterpret_cast<const void *>(addr); }
+void *AsMutablePtr(uintptr_t addr) { return reinterpret_cast<void *>(addr); }
+
+// Fails every op of a segment that has a failed op. `candidate` marks the
+// ops that reached the transfer stage.
+template <typename Op>
+void FailWholeSegments(std::vector<Op> *ops, const std::vector<char> &candidate) {
+  std::set<uint64_t> failed;
+  for (size_t i = 0; i < ops->size(); ++i) {
+    if (candidate[i] && (*ops)[i].result == MCGO_TRANSFER_FAIL) {
+      failed.insert((*ops)[i].first_segment);
+    }
+  }
+  if (failed.empty()) return;
+  for (size_t i = 0; i < ops->size(); ++i) {
+    if (candidate[i] && failed.count((*ops)[i].first_segment) != 0) {
+      (*ops)[i].result = MCGO_TRANSFER_FAIL;
+    }
+  }
+}
+
+}  // namespace
+
+int32_t Setup(mcgo_store *s, const mcgo_store_config &cfg, std::string *err) {
+  std::lock_guard<std::mutex> lock(s->setup_mu);
+  if (s->ready.load(std::memory_order_acquire)) {
+    *err = "the store is already set up";
+    return MCGO_INVALID_PARAMS;
+  }
+  const std::string protocol = cfg.protocol ? cfg.protocol : "";
+  if (protocol != "tcp" && protocol != "rdma") {
+    *err = "protocol must be \"tcp\" or \"rdma\", got \"" + protocol + "\"";
+    return MCGO_INVALID_PARAMS;
+  }
+  const std::string master =
+      cfg.master_server_address ? cfg.master_server_address : "";
+  if (master.empty()) {
+    *err = "master_server_address is empty";
+    return MCGO_INVALID_PARAMS;
+  }
+  const std::string host = cfg.local_hostname ? cfg.local_hostname : "";
+  if (host.empty()) {
+    *err = "local_hostname is empty";
+    return MCGO_INVALID_PARAMS;
+  }
+  // Upstream allocates a mounted segment with its slab allocator, which
+  // refuses anything smaller than one slab (16 MiB): setup then fails with
+  // INVALID_PARAMS ("Total size must be at least 16777216",
+  // client_buffer_allocation.cpp). 0 mounts nothing and is fine.
+  if (cfg.global_segment_size > 0 && cfg.global_segment_size < kMinSegmentSize) {
+    *err = "global_segment_size " + std::to_string(cfg.global_segment_size) +
+           " is below 16 MiB, the smallest segment Mooncake mounts (0 mounts none)";
+    return MCGO_INVALID_PARAMS;
+  }
+
+  // The real client allocates and registers a local buffer of this size; we
+  // map it lazily so that large sizes cost nothing until touched.
+  void *local = nullptr;
+  const uint64_t local_size = cfg.local_buffer_size;
+  if (local_size > 0) {
+    local = local_size > SIZE_MAX
+                ? MAP_FAILED
+                : mmap(nullptr, static_cast<size_t>(local_size),
+                       PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (local == MAP_FAILED) {
+      *err = "cannot allocate the local buffer (local_buffer_size " +
+             std::to_string(local_size) + " bytes): " + std::strerror(errno);
+      return MCGO_INVALID_PARAMS;
+    }
+  }
+  auto unmap = [&]() {
+    if (local != nullptr) munmap(local, static_cast<size_t>(local_size));
+  };
+
+  std::shared_ptr<Cluster> cluster;
+  std::string name;
+  uint64_t segment_id = 0;
+  int32_t rc;
+  try {
+    cluster = Cluster::Join(master);
+    rc = cluster->AddClient(host, cfg.global_segment_size, &name, &segment_id,
+                            err);
+  } catch (...) {
+    Cluster::Leave(&cluster);
+    unmap();
+    throw;
+  }
+  if (rc != MCGO_OK) {
+    Cluster::Leave(&cluster);
+    unmap();
+    return rc;
+  }
+  s->cluster = std::move(cluster);
+  s->hostname = std::move(name);
+  s->segment_id = segment_id;
+  s->local_buffer = local;
+  s->local_buffer_size = local_size;
+  s->regions.SetLocalBuffer(reinterpret_cast<uintptr_t>(local), local_size);
+  s->ready.store(true, std::memory_order_release);
+  return MCGO_OK;
+}
+
+void Teardown(mcgo_store *s) noexcept {
+  if (!s->ready.load(std::memory_order_acquire)) return;
+  s->ready.store(false, std::memory_order_release);
+  try {
+    s->cluster->RemoveClient(s->hostname, s->segment_id);
+  } catch (...) {
+  }
+  Cluster::Leave(&s->cluster);
+  if (s->local_buffer != nullptr) {
+    munmap(s->local_buffer, static_cast<size_t>(s->local_buffer_size));
+    s->local_buffer = nullptr;
+  }
+}
+
+void WriteFromBuffers(mcgo_store *s, std::vector<WriteOp> *ops_ptr,
+                      const BufferList &bufs, const size_t *rows, bool upsert,
+                      const PlacementConfig &cfg, bool group_by_segment) {
+  std::vector<WriteOp> &ops = *ops_ptr;
+  Cluster &cluster = *s->cluster;
+  cluster.Reserve(ops.data(), ops.size(), upsert, cfg, s->segment_id);
+  try {
+    // Transfer checks, before any copying, under one read lock of the
+    // client's registrations.
+    std::vector<char> reserved(ops.size(), 0);
+    {
+      RegionSet::Reader regions(s->regions);
+      for (size_t i = 0; i < ops.size(); ++i) {
+        WriteOp &op = ops[i];
+        if (op.token == 0) continue;
+        reserved[i] = 1;
+        const size_t row = rows ? rows[i] : i;
+        for (size_t b = bufs.Begin(row); b < bufs.End(row); ++b) {
+          if (bufs.sizes[b] > 0 && !regions.Contains(bufs.addrs[b], bufs.sizes[b])) {
+            op.result = MCGO_TRANSFER_FAIL;
+            break;
+          }
+        }
+      }
+    }
+    if (group_by_segment) FailWholeSegments(&ops, reserved);
+    // Copy outside the cluster lock.
+    for (size_t i = 0; i < ops.size(); ++i) {
+      WriteOp &op = ops[i];
+      if (op.token == 0 || op.result < 0) continue;
+      op.data = AllocateObjectBytes(op.size);
+      if (!op.data) {
+        op.result = MCGO_NO_AVAILABLE_HANDLE;
+        continue;
+      }
+      const size_t row = rows ? rows[i] : i;
+      uint64_t off = 0;
+      for (size_t b = bufs.Begin(row); b < bufs.End(row); ++b) {
+        const uint64_t len = bufs.sizes[b];
+        if (len == 0) continue;
+        std::memcpy(op.data.get() + off, AsPtr(bufs.addrs[b]), static_cast<size_t>(len));
+        off += len;
+      }
+    }
+  } catch (...) {
+    for (auto &op : ops) {
+      if (op.token != 0) op.result = MCGO_INTERNAL_ERROR;
+    }
+    cluster.Commit(ops.data(), ops.size());
+    throw;
+  }
+  cluster.Commit(ops.data(), ops.size());
+}
+
+void ReadIntoBuffers(mcgo_store *s, std::vector<ReadOp> *ops_ptr,
+                     const BufferList &bufs, bool multi, bool group_by_segment) {
+  std::vector<ReadOp> &ops = *ops_ptr;
+  s->cluster->Acquire(ops.data(), ops.size());
+  std::vector<char> transfer(ops.size(), 0);  // reached the transfer stage
+  {
+    RegionSet::Reader regions(s->regions);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      ReadOp &op = ops[i];
+      if (op.result <= 0) continue;
+      const uint64_t size = static_cast<uint64_t>(op.result);
+      if (!multi) {
+        if (bufs.sizes[i] < size) {
+          op.result = MCGO_INVALID_PARAMS;
+          continue;
+        }
+        transfer[i] = 1;
+        if (!regions.Contains(bufs.addrs[i], size)) op.result = MCGO_TRANSFER_FAIL;
+        continue;
+      }
+      uint64_t sum = 0;
+      for (size_t b = bufs.Begin(i); b < bufs.End(i); ++b) {
+        sum = bufs.sizes[b] > UINT64_MAX - sum ? UINT64_MAX : sum + bufs.sizes[b];
+      }
+      if (sum < size) {
+        op.result = MCGO_INVALID_PARAMS;
+        continue;
+      }
+      transfer[i] = 1;
+      if (sum > size) {
+        op.result = MCGO_TRANSFER_FAIL;  // slices must add up to the replica
+        continue;
+      }
+      for (size_t b = bufs.Begin(i); b < bufs.End(i); ++b) {
+        if (bufs.sizes[b] > 0 && !regions.Contains(bufs.addrs[b], bufs.sizes[b])) {
+          op.result = MCGO_TRANSFER_FAIL;
+          break;
+        }
+      }
+    }
+  }
+  if (group_by_segment) FailWholeSegments(&ops, transfer);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    ReadOp &op = ops[i];
+    if (op.result <= 0) continue;
+    const uint8_t *src = op.data.get();
+    if (!multi) {
+      std::memcpy(AsMutablePtr(bufs.addrs[i]), src, static_cast<size_t>(op.result));
+    } else {
+      uint64_t off = 0;
+      for (size_t b = bufs.Begin(i); b < bufs.End(i); ++b) {
+        const uint64_t len = bufs.sizes[b];
+        if (len == 0) continue;
+        std::memcpy(AsMutablePtr(bufs.addrs[b]), src + off, static_cast<size_t>(len));
+        off += len;
+      }
+    }
+    op.data.reset();
+  }
+}
+
+int32_t PutCopy(mcgo_store *s, std::string key, const void *data,
+                uint64_t size, const PlacementConfig &cfg, bool upsert) {
+  // Staged through the local buffer: a value that does not fit is refused.
+  if (size == 0 || size > s->local_buffer_size) return MCGO_INVALID_PARAMS;
+  std::vector<WriteOp> ops(1);
+  ops[0].key = std::move(key);
+  ops[0].size = size;
+  Cluster &cluster = *s->cluster;
+  cluster.Reserve(ops.data(), 1, upsert, cfg, s->segment_id);
+  if (ops[0].token != 0) {
+    ops[0].data = AllocateObjectBytes(size);
+    if (ops[0].data) {
+      std::memcpy(ops[0].data.get(), data, static_cast<size_t>(size));
+    } else {
+      ops[0].result = MCGO_NO_AVAILABLE_HANDLE;
+    }
+    cluster.Commit(ops.data(), 1);
+  }
+  return static_cast<int32_t>(ops[0].result);
+}
+
+int64_t GetHold(mcgo_store *s, std::string key, HeldObject **out) {
+  std::vector<ReadOp> ops(1);
+  ops[0].key = std::move(key);
+  s->cluster->Acquire(ops.data(), 1);
+  const int64_t r = ops[0].result;
+  if (r < 0) return r;
+  const uint64_t size = static_cast<uint64_t>(r);
+  if (size > s->local_buffer_size) return MCGO_INVALID_PARAMS;
+  // The shared bytes stay valid if the key is removed or replaced meanwhile.
+  *out = new HeldObject{std::move(ops[0].data), size};
+  return r;
+}
+
+bool DebugStats(mcgo_store *s, ClusterStats *out) {
+  if (!IsReady(s)) return false;
+  *out = s->cluster->Stats();
+  return true;
+}
+
+std::vector<std::string> DebugReplicaSegments(mcgo_store *s,
+                                              const std::string &key) {
+  if (!IsReady(s)) return {};
+  return s->cluster->ReplicaSegments(key);
+}
+
+size_t DebugLiveClusters() { return Cluster::LiveClusters(); }
+
+}  // namespace mcgo::embedded

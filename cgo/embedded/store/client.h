@@ -1,0 +1,87 @@
+// Embedded engine: one store client (the object behind mcgo_store*) and the
+// data-moving operations: zero-copy batch writes and reads, copying put/get.
+// Argument checking of the C ABI happens in api.cc; these functions
+// assume well-formed arguments and a client that is set up.
+#ifndef MCGO_EMBEDDED_STORE_CLIENT_H_
+#define MCGO_EMBEDDED_STORE_CLIENT_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cluster.h"
+#include "embedded/base/regions.h"
+#include "mcgo/store.h"
+
+struct mcgo_store {
+  std::mutex setup_mu;            // serialises mcgo_store_setup
+  std::atomic<bool> ready{false}; // set (release) once setup succeeded
+  // Written by setup before `ready`, read-only afterwards.
+  std::shared_ptr<mcgo::embedded::Cluster> cluster;
+  std::string hostname;     // segment / client name, always with a port
+  uint64_t segment_id = 0;  // 0: mounts no segment
+  void *local_buffer = nullptr;
+  uint64_t local_buffer_size = 0;
+  // Thread safe on its own.
+  mcgo::embedded::RegionSet regions;
+};
+
+namespace mcgo::embedded {
+
+// The buffers of a batch in CSR form. Key i owns buffers
+// [offsets[i], offsets[i+1]), or just buffer i when offsets is null.
+struct BufferList {
+  const uintptr_t *addrs = nullptr;
+  const uint64_t *sizes = nullptr;
+  const uint64_t *offsets = nullptr;
+  size_t Begin(size_t i) const { return offsets ? offsets[i] : i; }
+  size_t End(size_t i) const { return offsets ? offsets[i + 1] : i + 1; }
+};
+
+inline bool IsReady(const mcgo_store *s) {
+  return s != nullptr && s->ready.load(std::memory_order_acquire);
+}
+
+int32_t Setup(mcgo_store *s, const mcgo_store_config &cfg, std::string *err);
+// Unmounts the client's segment and releases everything setup acquired.
+void Teardown(mcgo_store *s) noexcept;
+
+// Zero-copy put/upsert. ops[i].key and ops[i].size are set by the caller;
+// ops[i] reads the buffers of CSR row rows[i] (row i when rows is null).
+// group_by_segment: fail every key of a segment when one of them fails its
+// transfer (Mooncake's prefer-same-node batching). Results in ops[i].result.
+void WriteFromBuffers(mcgo_store *s, std::vector<WriteOp> *ops,
+                      const BufferList &bufs, const size_t *rows, bool upsert,
+                      const PlacementConfig &cfg, bool group_by_segment);
+
+// Zero-copy get. multi: every key has a buffer list whose sizes must sum to
+// exactly the object size; otherwise key i has one destination of sizes[i]
+// bytes that must hold the object. Results in ops[i].result.
+void ReadIntoBuffers(mcgo_store *s, std::vector<ReadOp> *ops,
+                     const BufferList &bufs, bool multi, bool group_by_segment);
+
+// Copying put/upsert from any memory (staged through the local buffer).
+int32_t PutCopy(mcgo_store *s, std::string key, const void *data,
+                uint64_t size, const PlacementConfig &cfg, bool upsert);
+// An object read by mcgo_store_get_begin, held until mcgo_store_get_finish.
+struct HeldObject {
+  Bytes data;
+  uint64_t size;
+};
+// The first step of the two-step copying get: on success (the object size)
+// *out owns a reference to the object's bytes.
+int64_t GetHold(mcgo_store *s, std::string key, HeldObject **out);
+
+// Introspection for the C++ tests (not part of the C ABI).
+bool DebugStats(mcgo_store *s, ClusterStats *out);
+std::vector<std::string> DebugReplicaSegments(mcgo_store *s,
+                                              const std::string &key);
+size_t DebugLiveClusters();
+
+}  // namespace mcgo::embedded
+
+#endif  // MCGO_EMBEDDED_STORE_CLIENT_H_

@@ -1,0 +1,166 @@
+// Embedded engine: the in-process "cluster" that stands in for a Mooncake
+// master plus the memory segments its clients mount. Clients created with
+// the same master_server_address share one Cluster (see Cluster::Join).
+//
+// The cluster owns object metadata, segment capacity accounting and read
+// leases. Object bytes live in one heap allocation per object, shared by all
+// of the object's replicas (a replica here is only an accounting record on a
+// segment). The bytes are reference counted, so a reader that looked an
+// object up keeps its bytes alive even if the object is removed or replaced
+// while the reader copies.
+//
+// Locking: one mutex per cluster guards all metadata. It is held only for
+// lookups and bookkeeping, never while object bytes are copied: writers
+// reserve the key under the lock (Reserve), copy outside it, and publish
+// under the lock again (Commit); readers take a reference to the bytes under
+// the lock (Acquire) and copy outside it.
+#ifndef MCGO_EMBEDDED_STORE_CLUSTER_H_
+#define MCGO_EMBEDDED_STORE_CLUSTER_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "embedded/base/memory.h"
+#include "regex.h"
+
+namespace mcgo::embedded {
+
+using Clock = std::chrono::steady_clock;
+
+// Default read-lease TTL, Mooncake's DEFAULT_DEFAULT_KV_LEASE_TTL.
+constexpr uint64_t kDefaultLeaseTtlMs = 10000;
+// Sets the lease TTL of clusters created after the call (a test hook, not
+// part of the C ABI: upstream's TTL is a master flag).
+void SetLeaseTtlForNewClusters(uint64_t ms);
+
+// Mooncake's ReplicateConfig, as far as the embedded engine uses it.
+struct PlacementConfig {
+  uint64_t replica_num = 1;
+  bool prefer_same_node = false;
+  std::vector<std::string> preferred_segments;
+};
+
+// One key of a write (put or upsert) as it goes through Reserve, the copy
+// done by the caller, and Commit.
+struct WriteOp {
+  std::string key;
+  uint64_t size = 0;  // object size
+  bool active = true; // false: already resolved by the caller, skipped
+  // Set by Reserve. token != 0 means the key is reserved for this op: the
+  // caller fills data (or sets result < 0) and must then call Commit.
+  uint64_t token = 0;
+  uint64_t first_segment = 0;  // segment of the object's first replica
+  int64_t result = 0;          // 0 or an error code
+  Bytes data;
+};
+
+// One key of a read as filled by Acquire.
+struct ReadOp {
+  std::string key;
+  int64_t result = 0;  // object size, or an error code
+  Bytes data;          // the object's bytes when result > 0
+  uint64_t first_segment = 0;
+};
+
+struct SegmentStats {
+  std::string name;
+  uint64_t capacity = 0;
+  uint64_t used = 0;
+};
+
+struct ClusterStats {
+  size_t objects = 0;
+  size_t pending = 0;
+  size_t clients = 0;
+  uint64_t lease_ttl_ms = 0;
+  std::vector<SegmentStats> segments;
+};
+
+class Cluster {
+ public:
+  Cluster(std::string address, uint64_t lease_ttl_ms);
+  Cluster(const Cluster &) = delete;
+  Cluster &operator=(const Cluster &) = delete;
+
+  // Returns the live cluster for address, creating it (and reading the
+  // lease-TTL environment variable) when there is none.
+  static std::shared_ptr<Cluster> Join(const std::string &address);
+  // Drops the caller's reference and forgets the cluster once no client
+  // holds it any more.
+  static void Leave(std::shared_ptr<Cluster> *cluster);
+  // Number of live clusters in this process (tests).
+  static size_t LiveClusters();
+
+  // Registers a client. host is the configured local_hostname; a port from
+  // a process-wide counter is appended when it has none. Mounts a segment
+  // of segment_size bytes named after the client when segment_size > 0.
+  int32_t AddClient(const std::string &host, uint64_t segment_size,
+                    std::string *name, uint64_t *segment_id, std::string *err);
+  // Unmounts the client's segment: replicas on it are dropped and objects
+  // left without a replica are removed, whatever their lease.
+  void RemoveClient(const std::string &name, uint64_t segment_id);
+
+  // Writes. own_segment is the writing client's segment (0 = none).
+  void Reserve(WriteOp *ops, size_t n, bool upsert, const PlacementConfig &cfg,
+               uint64_t own_segment);
+  void Commit(WriteOp *ops, size_t n) noexcept;
+
+  // Reads: look keys up and grant read leases.
+  void Acquire(ReadOp *ops, size_t n);
+  // 1 / 0 per key; grants a lease to each existing key.
+  void Exists(const std::string *keys, size_t n, int64_t *results);
+
+  int32_t Remove(const std::string &key, bool force);
+  int64_t RemoveMatching(const KeyPattern &pattern, bool force);
+  int64_t RemoveAll(bool force);
+
+  ClusterStats Stats() const;
+  // Names of the segments holding key's replicas, in replica order.
+  std::vector<std::string> ReplicaSegments(const std::string &key) const;
+
+ private:
+  struct Segment {
+    std::string name;
+    uint64_t capacity = 0;
+    uint64_t used = 0;
+  };
+  struct Object {
+    uint64_t size = 0;
+    Bytes data;                     // null until the first commit
+    std::vector<uint64_t> replicas; // segment ids, never empty
+    uint64_t pending_token = 0;     // != 0 while a put/upsert is in flight
+    Clock::time_point lease_until{};
+  };
+  using ObjectMap = std::unordered_map<std::string, Object>;
+
+  std::vector<uint64_t> PlaceLocked(uint64_t size, const PlacementConfig &cfg,
+                                    uint64_t own_segment);
+  void ReleaseLocked(const Object &obj);
+  ObjectMap::iterator EraseLocked(ObjectMap::iterator it);
+  bool RemovableLocked(const Object &obj, bool force,
+                       Clock::time_point now) const;
+  void GrantLeaseLocked(Object *obj, Clock::time_point now);
+  void RevokeLocked(WriteOp *op) noexcept;
+
+  const std::string address_;
+  const uint64_t lease_ttl_ms_;
+
+  mutable std::mutex mu_;
+  ObjectMap objects_;
+  std::map<uint64_t, Segment> segments_;  // id -> segment
+  std::set<std::string> client_names_;
+  uint64_t next_segment_id_ = 1;
+  uint64_t next_token_ = 1;
+};
+
+}  // namespace mcgo::embedded
+
+#endif  // MCGO_EMBEDDED_STORE_CLUSTER_H_

@@ -1,0 +1,59 @@
+/*
+ * mcgo/common.h: what every part of mooncake-go's C ABI shares.
+ *
+ * The ABI is ours (not upstream's). Its parts, each in its own header:
+ *   mcgo/store.h   the store client (mcgo_store_*)
+ *   mcgo/codes.h   every error code, in Mooncake's values (generated)
+ * Two backends implement it, selected when the Go program is built:
+ *   - embedded: an in-process implementation with Mooncake's semantics
+ *     (cgo/embedded/), compiled by cgo in the default build;
+ *   - native: C++ over upstream Mooncake (cgo/native/), built by CMake into
+ *     one shared library, libmcgo_native, linked with -tags mooncake_native.
+ *
+ * Conventions of every function:
+ *   - it is prefixed mcgo_ and never throws: C++ exceptions are caught at
+ *     the boundary and reported as MCGO_INTERNAL_ERROR (-1);
+ *   - it returns 0 or a code of mcgo/codes.h, never another value for an
+ *     error;
+ *   - keys cross packed: one byte buffer `keys` plus `key_offsets[n+1]`;
+ *     key i is keys[key_offsets[i] .. key_offsets[i+1]), not NUL-terminated;
+ *   - addresses cross as pointer-free integers (uintptr_t) naming memory the
+ *     caller owns; lists of buffers cross in CSR form (flat addrs[] and
+ *     sizes[], per-item buf_offsets[n+1]);
+ *   - a batch call fills results[n] (one int64 per item: >= 0 success,
+ *     < 0 a code) and returns 0, or returns a negative code when the call
+ *     as a whole was refused, in which case every results[i] holds it too;
+ *   - no implementation keeps a pointer passed in after the call returns.
+ */
+#ifndef MCGO_COMMON_H_
+#define MCGO_COMMON_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcgo/codes.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bump on any change to a signature, struct layout or semantic contract of
+ * any part of the ABI. The Go side checks mcgo_abi_version() against its own
+ * copy of the number at run time, so a backend built from older headers (a
+ * stale native library, or a stale object in Go's build cache) is refused
+ * with a clear error instead of misbehaving. */
+#define MCGO_ABI_VERSION 3
+
+/* The ABI version the linked backend implements. */
+uint32_t mcgo_abi_version(void);
+/* "embedded" or "native". Static string. */
+const char *mcgo_backend_name(void);
+/* Upstream Mooncake commit the native backend was built against; "" for the
+ * embedded backend. Static string. */
+const char *mcgo_upstream_commit(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MCGO_COMMON_H_ */

@@ -1,0 +1,192 @@
+/*
+ * mcgo/store.h: the store client of mooncake-go's C ABI (conventions in
+ * mcgo/common.h).
+ *
+ * Store specifics:
+ *   - return codes are mooncake::ErrorCode values (MCGO_OK, MCGO_* of
+ *     mcgo/codes.h);
+ *   - an empty key is never stored: puts report MCGO_INVALID_PARAMS for it;
+ *     reads report it missing (MCGO_OBJECT_NOT_FOUND, or 0 from the
+ *     existence calls), as upstream;
+ *   - addresses of zero-copy calls name registered host memory;
+ *   - a multi-buffer object is the concatenation of its buffers in order;
+ *   - all functions are thread safe for one store handle, except
+ *     mcgo_store_destroy, which the caller must not race with other calls on
+ *     the same handle.
+ */
+#ifndef MCGO_STORE_H_
+#define MCGO_STORE_H_
+
+#include "mcgo/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcgo_store mcgo_store; /* opaque */
+
+/* Store client configuration: Mooncake's setup() arguments. Strings are
+ * NUL-terminated; NULL means "". */
+typedef struct mcgo_store_config {
+  const char *local_hostname;        /* e.g. "127.0.0.1" or "host:port" */
+  const char *metadata_server;       /* "http://127.0.0.1:8080/metadata", "P2PHANDSHAKE" */
+  uint64_t global_segment_size;      /* bytes this client mounts into the cluster; 0 = none */
+  uint64_t local_buffer_size;        /* bytes of the client's local staging buffer */
+  const char *protocol;              /* "tcp" or "rdma" */
+  const char *device_name;           /* RDMA device list, "" = auto / none */
+  const char *master_server_address; /* "127.0.0.1:50051" */
+} mcgo_store_config;
+
+/* Mooncake's ReplicateConfig. Passed by value.
+ * preferred_segments holds preferred_segment_count NUL-terminated names back
+ * to back ("a\0b\0"), preferred_segments_len bytes in all; NULL when the
+ * count is 0. */
+typedef struct mcgo_replicate_config {
+  uint64_t replica_num; /* 0 is treated as 1 */
+  int32_t with_soft_pin;
+  int32_t with_hard_pin;
+  int32_t prefer_alloc_in_same_node;
+  uint32_t preferred_segment_count;
+  const char *preferred_segments;
+  uint64_t preferred_segments_len;
+} mcgo_replicate_config;
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+/* Creates an unconnected client. Returns 0 and sets *out, or an error. */
+int32_t mcgo_store_create(mcgo_store **out);
+/* Tears the client down (unmounts its segment, drops registrations) and
+ * frees the handle. NULL is ignored. */
+void mcgo_store_destroy(mcgo_store *s);
+/* Connects the client. On failure returns a negative code and writes a
+ * NUL-terminated message of at most errmsg_cap bytes into errmsg (if not
+ * NULL). Calling setup twice returns MCGO_INVALID_PARAMS. */
+int32_t mcgo_store_setup(mcgo_store *s, const mcgo_store_config *cfg, char *errmsg,
+                   size_t errmsg_cap);
+/* 0 when the client is set up and its master answers; MCGO_INVALID_PARAMS
+ * when it is not set up; MCGO_RPC_FAIL when the master does not answer. */
+int32_t mcgo_store_health_check(mcgo_store *s);
+/* Writes the client's hostname (its segment name) into buf (NUL-terminated,
+ * truncated to buf_cap) and its full length into *len. */
+int32_t mcgo_store_hostname(mcgo_store *s, char *buf, size_t buf_cap, size_t *len);
+
+/* ---- buffer registration ------------------------------------------------- */
+
+/* Registers [addr, addr+size) for zero-copy transfers. Refuses addr 0,
+ * size 0, and any overlap with a registered region (MCGO_INVALID_PARAMS). */
+int32_t mcgo_store_register_buffer(mcgo_store *s, uintptr_t addr, uint64_t size);
+/* Unregisters the region that starts at addr. Unknown addr: MCGO_INVALID_PARAMS. */
+int32_t mcgo_store_unregister_buffer(mcgo_store *s, uintptr_t addr);
+
+/* ---- copying single-key calls -------------------------------------------- */
+
+/* Stores size bytes from data (any memory, copied during the call).
+ * Write-once: an existing key is kept and 0 is returned. The copy is staged
+ * in the client's local buffer: size 0, or a size larger than
+ * local_buffer_size, is MCGO_INVALID_PARAMS. */
+int32_t mcgo_store_put(mcgo_store *s, const char *key, size_t key_len,
+                 const void *data, uint64_t size, mcgo_replicate_config cfg);
+/* Like mcgo_store_put but replaces an existing object. */
+int32_t mcgo_store_upsert(mcgo_store *s, const char *key, size_t key_len,
+                    const void *data, uint64_t size, mcgo_replicate_config cfg);
+/* The copying get, in two steps so that the caller allocates the
+ * destination only once it knows the size (one read of the object, no size
+ * query). mcgo_store_get_begin reads the object into memory the library
+ * owns, staged in the client's local buffer (an object larger than
+ * local_buffer_size is MCGO_INVALID_PARAMS), and returns its size (or an error; then *handle is 0). On success
+ * *handle is an opaque non-zero token that must be passed to mcgo_store_get_finish
+ * exactly once, before mcgo_store_destroy. A handle holds the object's bytes (and,
+ * on the native backend, space in the local buffer) until it is finished.
+ * mcgo_store_get_finish copies the held bytes into dst and releases the handle;
+ * dst_cap must be at least the size begin returned (else nothing is copied,
+ * MCGO_BUFFER_OVERFLOW, and the handle is still released). dst NULL with
+ * dst_cap 0 only releases. handle 0 is MCGO_INVALID_PARAMS. */
+int64_t mcgo_store_get_begin(mcgo_store *s, const char *key, size_t key_len,
+                       uintptr_t *handle);
+int32_t mcgo_store_get_finish(uintptr_t handle, void *dst, uint64_t dst_cap);
+
+/* ---- zero-copy single-key calls ------------------------------------------ */
+
+/* Zero-copy calls read or write [addr, addr+size) directly. Over RDMA (and
+ * in the embedded engine) every buffer must lie inside one registered region
+ * or the local buffer, else the key fails with MCGO_TRANSFER_FAIL; upstream's
+ * TCP transport does not check. put_from / upsert_from of size 0 store
+ * nothing and return 0 (upstream's early return). */
+
+int32_t mcgo_store_put_from(mcgo_store *s, const char *key, size_t key_len,
+                      uintptr_t addr, uint64_t size, mcgo_replicate_config cfg);
+int32_t mcgo_store_upsert_from(mcgo_store *s, const char *key, size_t key_len,
+                         uintptr_t addr, uint64_t size,
+                         mcgo_replicate_config cfg);
+/* Returns bytes read (the object size) or an error; size < object size is
+ * MCGO_INVALID_PARAMS. */
+int64_t mcgo_store_get_into(mcgo_store *s, const char *key, size_t key_len,
+                      uintptr_t addr, uint64_t size);
+
+/* ---- zero-copy batch calls (one crossing per batch) ---------------------- */
+
+/* results[i]: 0 or an error. */
+int32_t mcgo_store_batch_put_from(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            const uintptr_t *addrs, const uint64_t *sizes,
+                            mcgo_replicate_config cfg, int64_t *results);
+int32_t mcgo_store_batch_upsert_from(mcgo_store *s, const char *keys,
+                               const uint64_t *key_offsets, size_t n,
+                               const uintptr_t *addrs, const uint64_t *sizes,
+                               mcgo_replicate_config cfg, int64_t *results);
+/* results[i]: bytes read (object size) or an error. A destination larger
+ * than the object is accepted; a smaller one is MCGO_INVALID_PARAMS. */
+int32_t mcgo_store_batch_get_into(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            const uintptr_t *addrs, const uint64_t *sizes,
+                            int64_t *results);
+
+/* Multi-buffer (CSR) variants. buf_offsets has n+1 entries, buf_offsets[0]
+ * == 0, non-decreasing; buf_offsets[n] is the length of addrs and sizes.
+ * Zero-size buffers inside a list are allowed and skipped; a key whose
+ * buffers total 0 bytes is MCGO_INVALID_PARAMS. prefer_alloc_in_same_node
+ * is accepted only with replica_num 1 (else every key is
+ * MCGO_INVALID_PARAMS); the single-buffer puts refuse it altogether. */
+int32_t mcgo_store_batch_put_from_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    mcgo_replicate_config cfg, int64_t *results);
+int32_t mcgo_store_batch_upsert_from_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    mcgo_replicate_config cfg, int64_t *results);
+/* results[i]: the object size, or an error: sum of sizes < object size is
+ * MCGO_INVALID_PARAMS, > object size is MCGO_TRANSFER_FAIL (Mooncake's
+ * memory-replica behaviour). */
+int32_t mcgo_store_batch_get_into_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    int32_t prefer_same_node, int64_t *results);
+
+/* ---- existence, size, removal -------------------------------------------- */
+
+/* 1 exists, 0 missing, negative error. */
+int32_t mcgo_store_is_exist(mcgo_store *s, const char *key, size_t key_len);
+/* results[i]: 1, 0 or an error. */
+int32_t mcgo_store_batch_is_exist(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            int64_t *results);
+/* Object size in bytes, or an error. */
+int64_t mcgo_store_get_size(mcgo_store *s, const char *key, size_t key_len);
+/* 0, or an error (MCGO_OBJECT_NOT_FOUND; MCGO_OBJECT_HAS_LEASE while a read
+ * lease is held, unless force). */
+int32_t mcgo_store_remove(mcgo_store *s, const char *key, size_t key_len,
+                    int32_t force);
+/* Removes every key matching the ECMAScript regular expression (whole-key
+ * or partial match as upstream does: std::regex_search). Returns the count
+ * removed, or an error (bad pattern: MCGO_INVALID_PARAMS). */
+int64_t mcgo_store_remove_by_regex(mcgo_store *s, const char *pattern,
+                             size_t pattern_len, int32_t force);
+/* Removes every object; returns the count removed, or an error. */
+int64_t mcgo_store_remove_all(mcgo_store *s, int32_t force);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MCGO_STORE_H_ */

@@ -1,0 +1,554 @@
+// Native backend of mcgo/store.h, over upstream Mooncake's store client
+// (mooncake::RealClient). Built by CMake (make native) into
+// libmcgo_native.so against an upstream build; never compiled by cgo.
+//
+// Rules of this file:
+//   - every entry point catches every C++ exception and reports
+//     MCGO_INTERNAL_ERROR;
+//   - argument checks are the ones the embedded engine makes
+//     (cgo/common/args.h), so both backends refuse the same inputs the same way;
+//   - upstream's result vectors are checked for length before use;
+//   - nothing passed in is kept after a call returns.
+
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mcgo/store.h"
+#include "common/args.h"
+#include "common/guard.h"
+#include "real_client.h"
+#include "replica.h"
+
+struct mcgo_store {
+  std::shared_ptr<mooncake::RealClient> client;
+  // Setup and teardown take it exclusively; calls take it shared, so a call
+  // never sees a half set-up client.
+  std::shared_mutex mu;
+  bool ready = false;
+};
+
+namespace {
+
+using mcgo::Guard32;
+using mcgo::Guard64;
+using mcgo::GuardBatch;
+using mcgo::args::CsrOk;
+using mcgo::args::Fill;
+using mcgo::args::KeyAt;
+using mcgo::args::KeyOk;
+using mcgo::args::KeysOk;
+using mcgo::args::MakeKey;
+using mcgo::args::Refuse;
+
+// A call holds the store's shared lock and sees a ready client, or nothing.
+class Call {
+ public:
+  explicit Call(mcgo_store *s) {
+    if (s == nullptr) return;
+    lock_ = std::shared_lock<std::shared_mutex>(s->mu);
+    if (s->ready && s->client) client_ = s->client.get();
+  }
+  mooncake::RealClient *client() const { return client_; }
+
+ private:
+  std::shared_lock<std::shared_mutex> lock_;
+  mooncake::RealClient *client_ = nullptr;
+};
+
+bool ToReplicate(const mcgo_replicate_config &in, mooncake::ReplicateConfig *out) {
+  std::vector<std::string> segs;
+  if (!mcgo::args::ParseSegments(in, &segs)) return false;
+  out->replica_num = in.replica_num == 0 ? 1 : static_cast<size_t>(in.replica_num);
+  out->soft_pin_action = in.with_soft_pin ? mooncake::SoftPinAction::ENABLE
+                                          : mooncake::SoftPinAction::PRESERVE;
+  out->with_hard_pin = in.with_hard_pin != 0;
+  out->preferred_segments = std::move(segs);
+  out->prefer_alloc_in_same_node = in.prefer_alloc_in_same_node != 0;
+  return true;
+}
+
+std::vector<std::string> Keys(const char *keys, const uint64_t *off, size_t n) {
+  std::vector<std::string> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) out.push_back(KeyAt(keys, off, i));
+  return out;
+}
+
+std::vector<void *> Ptrs(const uintptr_t *addrs, size_t n) {
+  std::vector<void *> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = reinterpret_cast<void *>(addrs[i]);
+  return out;
+}
+
+std::vector<size_t> Sizes(const uint64_t *sizes, size_t n) {
+  return std::vector<size_t>(sizes, sizes + n);
+}
+
+void Nested(const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *bo,
+            size_t n, std::vector<std::vector<void *>> *all_ptrs,
+            std::vector<std::vector<size_t>> *all_sizes) {
+  all_ptrs->resize(n);
+  all_sizes->resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t a = bo[i], b = bo[i + 1];
+    (*all_ptrs)[i].resize(b - a);
+    (*all_sizes)[i].assign(sizes + a, sizes + b);
+    for (uint64_t j = a; j < b; ++j) {
+      (*all_ptrs)[i][j - a] = reinterpret_cast<void *>(addrs[j]);
+    }
+  }
+}
+
+// Copies upstream's per-key results; a short or long vector (upstream returns
+// [] when its client is not initialised) is an internal error for all keys.
+template <typename V>
+int32_t Results(const V &got, size_t n, int64_t *results) {
+  if (got.size() != n) return Refuse(results, n, MCGO_INTERNAL_ERROR);
+  for (size_t i = 0; i < n; ++i) results[i] = static_cast<int64_t>(got[i]);
+  return MCGO_OK;
+}
+
+// Common checks of a batch call. Returns MCGO_OK to proceed, or the
+// refusal code (results already filled).
+int32_t BatchPrologue(mooncake::RealClient *c, const char *keys,
+                      const uint64_t *off, size_t n, int64_t *results) {
+  if (results == nullptr) return MCGO_INVALID_PARAMS;
+  if (c == nullptr || !KeysOk(keys, off, n)) {
+    return Refuse(results, n, MCGO_INVALID_PARAMS);
+  }
+  return MCGO_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+
+int32_t mcgo_store_create(mcgo_store **out) {
+  return Guard32([&]() -> int32_t {
+    if (out == nullptr) return MCGO_INVALID_PARAMS;
+    *out = nullptr;
+    auto s = std::make_unique<mcgo_store>();
+    // Not RealClient::create(): that registers the client with upstream's
+    // ResourceTracker, whose signal thread would fight the Go runtime over
+    // SIGINT/SIGTERM. mcgo_store_destroy tears the client down explicitly.
+    s->client = std::make_shared<mooncake::RealClient>();
+    *out = s.release();
+    return MCGO_OK;
+  });
+}
+
+void mcgo_store_destroy(mcgo_store *s) {
+  if (s == nullptr) return;
+  try {
+    std::unique_lock<std::shared_mutex> lock(s->mu);
+    s->ready = false;
+    if (s->client) s->client->tearDownAll();
+    s->client.reset();
+  } catch (...) {
+  }
+  delete s;
+}
+
+int32_t mcgo_store_setup(mcgo_store *s, const mcgo_store_config *cfg, char *errmsg,
+                   size_t errmsg_cap) {
+  auto fail = [&](int32_t code, const std::string &msg) {
+    mcgo::args::WriteMessage(errmsg, errmsg_cap, msg);
+    return code;
+  };
+  try {
+    if (s == nullptr || cfg == nullptr) {
+      return fail(MCGO_INVALID_PARAMS, "null store or config");
+    }
+    std::unique_lock<std::shared_mutex> lock(s->mu);
+    if (s->ready) return fail(MCGO_INVALID_PARAMS, "store is already set up");
+    if (!s->client) return fail(MCGO_INVALID_PARAMS, "store was torn down");
+    auto str = [](const char *p) { return p ? std::string(p) : std::string(); };
+    const std::string protocol = str(cfg->protocol);
+    if (protocol != "tcp" && protocol != "rdma") {
+      return fail(MCGO_INVALID_PARAMS,
+                  "protocol \"" + protocol + "\": want \"tcp\" or \"rdma\"");
+    }
+    if (str(cfg->master_server_address).empty()) {
+      return fail(MCGO_INVALID_PARAMS, "master_server_address is empty");
+    }
+    const int rc = s->client->setup_real(
+        str(cfg->local_hostname), str(cfg->metadata_server),
+        static_cast<size_t>(cfg->global_segment_size),
+        static_cast<size_t>(cfg->local_buffer_size), protocol,
+        str(cfg->device_name), str(cfg->master_server_address));
+    if (rc != 0) {
+      return fail(rc < 0 ? rc : MCGO_INTERNAL_ERROR,
+                  "upstream setup_real failed (see the client's log on "
+                  "stderr; is the master running and the metadata server "
+                  "reachable?)");
+    }
+    s->ready = true;
+    return MCGO_OK;
+  } catch (const std::exception &e) {
+    return fail(MCGO_INTERNAL_ERROR, std::string("exception: ") + e.what());
+  } catch (...) {
+    return fail(MCGO_INTERNAL_ERROR, "unknown exception");
+  }
+}
+
+int32_t mcgo_store_health_check(mcgo_store *s) {
+  return Guard32([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr) return MCGO_INVALID_PARAMS;
+    switch (call.client()->health_check()) {
+      case mooncake::HC_HEALTHY:
+        return MCGO_OK;
+      case mooncake::HC_NOT_INITIALIZED:
+        return MCGO_INVALID_PARAMS;
+      default:
+        return -900;  // RPC_FAIL: the master does not answer
+    }
+  });
+}
+
+int32_t mcgo_store_hostname(mcgo_store *s, char *buf, size_t buf_cap, size_t *len) {
+  return Guard32([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr || len == nullptr) return MCGO_INVALID_PARAMS;
+    const std::string h = call.client()->get_hostname();
+    *len = h.size();
+    mcgo::args::WriteMessage(buf, buf_cap, h);
+    return MCGO_OK;
+  });
+}
+
+int32_t mcgo_store_register_buffer(mcgo_store *s, uintptr_t addr, uint64_t size) {
+  return Guard32([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr || addr == 0 || size == 0) {
+      return MCGO_INVALID_PARAMS;
+    }
+    return call.client()->register_buffer(reinterpret_cast<void *>(addr),
+                                          static_cast<size_t>(size));
+  });
+}
+
+int32_t mcgo_store_unregister_buffer(mcgo_store *s, uintptr_t addr) {
+  return Guard32([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr || addr == 0) return MCGO_INVALID_PARAMS;
+    return call.client()->unregister_buffer(reinterpret_cast<void *>(addr));
+  });
+}
+
+static int32_t CopyWrite(mcgo_store *s, const char *key, size_t key_len,
+                         const void *data, uint64_t size,
+                         mcgo_replicate_config cfg, bool upsert) {
+  return Guard32([&]() -> int32_t {
+    Call call(s);
+    mooncake::ReplicateConfig rc;
+    if (call.client() == nullptr || !KeyOk(key, key_len) ||
+        (data == nullptr && size != 0) || !ToReplicate(cfg, &rc)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    std::span<const char> value(static_cast<const char *>(data),
+                                static_cast<size_t>(size));
+    const std::string k = MakeKey(key, key_len);
+    return upsert ? call.client()->upsert(k, value, rc)
+                  : call.client()->put(k, value, rc);
+  });
+}
+
+int32_t mcgo_store_put(mcgo_store *s, const char *key, size_t key_len,
+                 const void *data, uint64_t size, mcgo_replicate_config cfg) {
+  return CopyWrite(s, key, key_len, data, size, cfg, false);
+}
+
+int32_t mcgo_store_upsert(mcgo_store *s, const char *key, size_t key_len,
+                    const void *data, uint64_t size, mcgo_replicate_config cfg) {
+  return CopyWrite(s, key, key_len, data, size, cfg, true);
+}
+
+// GetBuffer reads key into the client's local buffer (the copying gets
+// stage objects there): 0 with *h set, or an error code.
+static int64_t GetBuffer(mooncake::RealClient *c, const std::string &k,
+                         std::shared_ptr<mooncake::BufferHandle> *h) {
+  *h = c->get_buffer(k);
+  if (*h) return 0;
+  // get_buffer drops the code: ask for the size to recover it.
+  const int64_t sz = c->getSize(k);
+  if (sz < 0) return sz;
+  return MCGO_INVALID_PARAMS;  // e.g. larger than the local buffer
+}
+
+namespace {
+// A read held between mcgo_store_get_begin and mcgo_store_get_finish: the
+// handle keeps the object's bytes in the client's local buffer.
+struct HeldGet {
+  std::shared_ptr<mooncake::BufferHandle> h;
+};
+}  // namespace
+
+int64_t mcgo_store_get_begin(mcgo_store *s, const char *key, size_t key_len,
+                       uintptr_t *handle) {
+  if (handle != nullptr) *handle = 0;
+  return Guard64([&]() -> int64_t {
+    Call call(s);
+    if (call.client() == nullptr || handle == nullptr ||
+        !KeyOk(key, key_len)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    std::shared_ptr<mooncake::BufferHandle> h;
+    const int64_t r = GetBuffer(call.client(), MakeKey(key, key_len), &h);
+    if (r < 0) return r;
+    const int64_t n = static_cast<int64_t>(h->size());
+    *handle = reinterpret_cast<uintptr_t>(new HeldGet{std::move(h)});
+    return n;
+  });
+}
+
+int32_t mcgo_store_get_finish(uintptr_t handle, void *dst, uint64_t dst_cap) {
+  if (handle == 0) return MCGO_INVALID_PARAMS;
+  return Guard32([&]() -> int32_t {
+    std::unique_ptr<HeldGet> held(reinterpret_cast<HeldGet *>(handle));
+    if (dst == nullptr && dst_cap == 0) return MCGO_OK;
+    if (dst == nullptr) return MCGO_INVALID_PARAMS;
+    const uint64_t n = held->h->size();
+    if (dst_cap < n) return MCGO_BUFFER_OVERFLOW;
+    if (n > 0) std::memcpy(dst, held->h->ptr(), static_cast<size_t>(n));
+    return MCGO_OK;
+  });
+}
+
+static int32_t ZeroCopyWrite(mcgo_store *s, const char *key, size_t key_len,
+                             uintptr_t addr, uint64_t size,
+                             mcgo_replicate_config cfg, bool upsert) {
+  return Guard32([&]() -> int32_t {
+    Call call(s);
+    mooncake::ReplicateConfig rc;
+    if (call.client() == nullptr || !KeyOk(key, key_len) ||
+        !ToReplicate(cfg, &rc)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    const std::string k = MakeKey(key, key_len);
+    void *buf = reinterpret_cast<void *>(addr);
+    const size_t n = static_cast<size_t>(size);
+    return upsert ? call.client()->upsert_from(k, buf, n, rc)
+                  : call.client()->put_from(k, buf, n, rc);
+  });
+}
+
+int32_t mcgo_store_put_from(mcgo_store *s, const char *key, size_t key_len,
+                      uintptr_t addr, uint64_t size, mcgo_replicate_config cfg) {
+  return ZeroCopyWrite(s, key, key_len, addr, size, cfg, false);
+}
+
+int32_t mcgo_store_upsert_from(mcgo_store *s, const char *key, size_t key_len,
+                         uintptr_t addr, uint64_t size,
+                         mcgo_replicate_config cfg) {
+  return ZeroCopyWrite(s, key, key_len, addr, size, cfg, true);
+}
+
+int64_t mcgo_store_get_into(mcgo_store *s, const char *key, size_t key_len,
+                      uintptr_t addr, uint64_t size) {
+  return Guard64([&]() -> int64_t {
+    Call call(s);
+    if (call.client() == nullptr || !KeyOk(key, key_len)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    return call.client()->get_into(MakeKey(key, key_len),
+                                   reinterpret_cast<void *>(addr),
+                                   static_cast<size_t>(size));
+  });
+}
+
+static int32_t BatchWrite(mcgo_store *s, const char *keys,
+                          const uint64_t *key_offsets, size_t n,
+                          const uintptr_t *addrs, const uint64_t *sizes,
+                          mcgo_replicate_config cfg, int64_t *results,
+                          bool upsert) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) {
+      return rc;
+    }
+    mooncake::ReplicateConfig rc;
+    // Upstream fails every key of a single-buffer batch put that asks for
+    // same-node allocation; like the embedded engine, refuse the call.
+    if (addrs == nullptr || sizes == nullptr || !ToReplicate(cfg, &rc) ||
+        rc.prefer_alloc_in_same_node) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    auto k = Keys(keys, key_offsets, n);
+    auto p = Ptrs(addrs, n);
+    auto z = Sizes(sizes, n);
+    if (upsert) return Results(call.client()->batch_upsert_from(k, p, z, rc), n, results);
+    return Results(call.client()->batch_put_from(k, p, z, rc), n, results);
+  });
+}
+
+int32_t mcgo_store_batch_put_from(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            const uintptr_t *addrs, const uint64_t *sizes,
+                            mcgo_replicate_config cfg, int64_t *results) {
+  return BatchWrite(s, keys, key_offsets, n, addrs, sizes, cfg, results, false);
+}
+
+int32_t mcgo_store_batch_upsert_from(mcgo_store *s, const char *keys,
+                               const uint64_t *key_offsets, size_t n,
+                               const uintptr_t *addrs, const uint64_t *sizes,
+                               mcgo_replicate_config cfg, int64_t *results) {
+  return BatchWrite(s, keys, key_offsets, n, addrs, sizes, cfg, results, true);
+}
+
+int32_t mcgo_store_batch_get_into(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            const uintptr_t *addrs, const uint64_t *sizes,
+                            int64_t *results) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) {
+      return rc;
+    }
+    if (addrs == nullptr || sizes == nullptr) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    return Results(call.client()->batch_get_into(Keys(keys, key_offsets, n),
+                                                 Ptrs(addrs, n), Sizes(sizes, n)),
+                   n, results);
+  });
+}
+
+static int32_t BatchWriteMulti(mcgo_store *s, const char *keys,
+                               const uint64_t *key_offsets, size_t n,
+                               const uintptr_t *addrs, const uint64_t *sizes,
+                               const uint64_t *buf_offsets,
+                               mcgo_replicate_config cfg, int64_t *results,
+                               bool upsert) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) {
+      return rc;
+    }
+    mooncake::ReplicateConfig rc;
+    // Upstream fails every key when same-node allocation asks for more than
+    // one replica; like the embedded engine, refuse the call.
+    if (!CsrOk(addrs, sizes, buf_offsets, n) || !ToReplicate(cfg, &rc) ||
+        (rc.prefer_alloc_in_same_node && rc.replica_num != 1)) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    std::vector<std::vector<void *>> ptrs;
+    std::vector<std::vector<size_t>> szs;
+    Nested(addrs, sizes, buf_offsets, n, &ptrs, &szs);
+    auto k = Keys(keys, key_offsets, n);
+    if (upsert) {
+      return Results(call.client()->batch_upsert_from_multi_buffers(k, ptrs, szs, rc),
+                     n, results);
+    }
+    return Results(call.client()->batch_put_from_multi_buffers(k, ptrs, szs, rc), n,
+                   results);
+  });
+}
+
+int32_t mcgo_store_batch_put_from_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    mcgo_replicate_config cfg, int64_t *results) {
+  return BatchWriteMulti(s, keys, key_offsets, n, addrs, sizes, buf_offsets, cfg,
+                         results, false);
+}
+
+int32_t mcgo_store_batch_upsert_from_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    mcgo_replicate_config cfg, int64_t *results) {
+  return BatchWriteMulti(s, keys, key_offsets, n, addrs, sizes, buf_offsets, cfg,
+                         results, true);
+}
+
+int32_t mcgo_store_batch_get_into_multi_buffers(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *buf_offsets,
+    int32_t prefer_same_node, int64_t *results) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) {
+      return rc;
+    }
+    if (!CsrOk(addrs, sizes, buf_offsets, n)) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    std::vector<std::vector<void *>> ptrs;
+    std::vector<std::vector<size_t>> szs;
+    Nested(addrs, sizes, buf_offsets, n, &ptrs, &szs);
+    return Results(call.client()->batch_get_into_multi_buffers(
+                       Keys(keys, key_offsets, n), ptrs, szs, prefer_same_node != 0),
+                   n, results);
+  });
+}
+
+int32_t mcgo_store_is_exist(mcgo_store *s, const char *key, size_t key_len) {
+  return Guard32([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    return call.client()->isExist(MakeKey(key, key_len));
+  });
+}
+
+int32_t mcgo_store_batch_is_exist(mcgo_store *s, const char *keys,
+                            const uint64_t *key_offsets, size_t n,
+                            int64_t *results) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) {
+      return rc;
+    }
+    return Results(call.client()->batchIsExist(Keys(keys, key_offsets, n)), n, results);
+  });
+}
+
+int64_t mcgo_store_get_size(mcgo_store *s, const char *key, size_t key_len) {
+  return Guard64([&]() -> int64_t {
+    Call call(s);
+    if (call.client() == nullptr || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    return call.client()->getSize(MakeKey(key, key_len));
+  });
+}
+
+int32_t mcgo_store_remove(mcgo_store *s, const char *key, size_t key_len,
+                    int32_t force) {
+  return Guard32([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
+    return call.client()->remove(MakeKey(key, key_len), force != 0);
+  });
+}
+
+int64_t mcgo_store_remove_by_regex(mcgo_store *s, const char *pattern,
+                             size_t pattern_len, int32_t force) {
+  return Guard64([&]() -> int64_t {
+    Call call(s);
+    if (call.client() == nullptr || !KeyOk(pattern, pattern_len)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    return call.client()->removeByRegex(MakeKey(pattern, pattern_len), force != 0);
+  });
+}
+
+int64_t mcgo_store_remove_all(mcgo_store *s, int32_t force) {
+  return Guard64([&]() -> int64_t {
+    Call call(s);
+    if (call.client() == nullptr) return MCGO_INVALID_PARAMS;
+    return call.client()->removeAll(force != 0);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,28 @@
+package cabi
+
+import (
+	"fmt"
+
+	"github.com/mooncake-go/mooncake-go/internal/codes"
+)
+
+// ABIVersion is the version of cgo/include/mcgo this Go code was written
+// for. It must equal MCGO_ABI_VERSION and what the linked backend reports;
+// CheckABI compares them at run time, which also catches a stale object in
+// the Go build cache (cgo does not track headers outside a package's own
+// directory).
+const ABIVersion = 3
+
+// CodeNoCgo is returned by every call in a build without cgo: Mooncake's
+// NOT_SUPPORTED.
+const CodeNoCgo = codes.StoreNotSupported
+
+// CheckABI returns an error when the linked backend implements another ABI
+// version than this package.
+func CheckABI() error {
+	if got := BackendABIVersion(); got != ABIVersion {
+		return fmt.Errorf("backend %q implements ABI %d, this package needs %d (rebuild with go clean -cache, or rebuild the native library)",
+			BackendName(), got, ABIVersion)
+	}
+	return nil
+}

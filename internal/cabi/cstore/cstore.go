@@ -1,0 +1,331 @@
+//go:build cgo
+
+package cstore
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../../cgo/include
+#include <stdlib.h>
+#include "mcgo/store.h"
+
+// None of these functions keeps a pointer or calls back into Go.
+#cgo noescape mcgo_store_setup
+#cgo nocallback mcgo_store_setup
+#cgo noescape mcgo_store_hostname
+#cgo nocallback mcgo_store_hostname
+#cgo noescape mcgo_store_put
+#cgo nocallback mcgo_store_put
+#cgo noescape mcgo_store_upsert
+#cgo nocallback mcgo_store_upsert
+#cgo noescape mcgo_store_get_begin
+#cgo nocallback mcgo_store_get_begin
+#cgo noescape mcgo_store_get_finish
+#cgo nocallback mcgo_store_get_finish
+#cgo noescape mcgo_store_put_from
+#cgo nocallback mcgo_store_put_from
+#cgo noescape mcgo_store_upsert_from
+#cgo nocallback mcgo_store_upsert_from
+#cgo noescape mcgo_store_get_into
+#cgo nocallback mcgo_store_get_into
+#cgo noescape mcgo_store_batch_put_from
+#cgo nocallback mcgo_store_batch_put_from
+#cgo noescape mcgo_store_batch_upsert_from
+#cgo nocallback mcgo_store_batch_upsert_from
+#cgo noescape mcgo_store_batch_get_into
+#cgo nocallback mcgo_store_batch_get_into
+#cgo noescape mcgo_store_batch_put_from_multi_buffers
+#cgo nocallback mcgo_store_batch_put_from_multi_buffers
+#cgo noescape mcgo_store_batch_upsert_from_multi_buffers
+#cgo nocallback mcgo_store_batch_upsert_from_multi_buffers
+#cgo noescape mcgo_store_batch_get_into_multi_buffers
+#cgo nocallback mcgo_store_batch_get_into_multi_buffers
+#cgo noescape mcgo_store_is_exist
+#cgo nocallback mcgo_store_is_exist
+#cgo noescape mcgo_store_batch_is_exist
+#cgo nocallback mcgo_store_batch_is_exist
+#cgo noescape mcgo_store_get_size
+#cgo nocallback mcgo_store_get_size
+#cgo noescape mcgo_store_remove
+#cgo nocallback mcgo_store_remove
+#cgo noescape mcgo_store_remove_by_regex
+#cgo nocallback mcgo_store_remove_by_regex
+*/
+import "C"
+
+import (
+	"unsafe"
+)
+
+// Client is an opaque handle to one C-side store client. The zero value is
+// not usable; get one from Create.
+type Client struct {
+	p *C.mcgo_store
+}
+
+// Create allocates an unconnected client.
+func Create() (Client, int32) {
+	var p *C.mcgo_store
+	rc := int32(C.mcgo_store_create(&p))
+	return Client{p: p}, rc
+}
+
+// Destroy frees the client. The caller guarantees no concurrent call.
+func (c Client) Destroy() { C.mcgo_store_destroy(c.p) }
+
+// Setup connects the client. On failure it returns the code and the
+// engine's message.
+func (c Client) Setup(cfg *Config) (int32, string) {
+	strs := [...]string{cfg.LocalHostname, cfg.MetadataServer, cfg.Protocol, cfg.DeviceName, cfg.MasterServerAddress}
+	var cs [len(strs)]*C.char
+	for i, s := range strs {
+		cs[i] = C.CString(s)
+	}
+	defer func() {
+		for _, p := range cs {
+			C.free(unsafe.Pointer(p))
+		}
+	}()
+	cc := C.mcgo_store_config{
+		local_hostname:        cs[0],
+		metadata_server:       cs[1],
+		global_segment_size:   C.uint64_t(cfg.GlobalSegmentSize),
+		local_buffer_size:     C.uint64_t(cfg.LocalBufferSize),
+		protocol:              cs[2],
+		device_name:           cs[3],
+		master_server_address: cs[4],
+	}
+	var msg [512]byte
+	rc := int32(C.mcgo_store_setup(c.p, &cc, (*C.char)(unsafe.Pointer(&msg[0])), C.size_t(len(msg))))
+	if rc == 0 {
+		return 0, ""
+	}
+	return rc, cstring(msg[:])
+}
+
+// HealthCheck returns 0 when the client is set up and its master answers.
+func (c Client) HealthCheck() int32 { return int32(C.mcgo_store_health_check(c.p)) }
+
+// Hostname returns the client's segment name.
+func (c Client) Hostname() (string, int32) {
+	buf := make([]byte, 256)
+	for {
+		var n C.size_t
+		rc := int32(C.mcgo_store_hostname(c.p, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), &n))
+		if rc != 0 {
+			return "", rc
+		}
+		if int(n) < len(buf) {
+			return string(buf[:n]), 0
+		}
+		buf = make([]byte, int(n)+1)
+	}
+}
+
+// RegisterBuffer registers [addr, addr+size).
+func (c Client) RegisterBuffer(addr uintptr, size uint64) int32 {
+	return int32(C.mcgo_store_register_buffer(c.p, C.uintptr_t(addr), C.uint64_t(size)))
+}
+
+// UnregisterBuffer unregisters the region starting at addr.
+func (c Client) UnregisterBuffer(addr uintptr) int32 {
+	return int32(C.mcgo_store_unregister_buffer(c.p, C.uintptr_t(addr)))
+}
+
+// Put stores a copy of value under key (write-once).
+func (c Client) Put(key string, value []byte, rc *Replicate) int32 {
+	return int32(C.mcgo_store_put(c.p, strPtr(key), C.size_t(len(key)), bytesPtr(value), C.uint64_t(len(value)), rc.c()))
+}
+
+// Upsert stores a copy of value under key, replacing an existing object.
+func (c Client) Upsert(key string, value []byte, rc *Replicate) int32 {
+	return int32(C.mcgo_store_upsert(c.p, strPtr(key), C.size_t(len(key)), bytesPtr(value), C.uint64_t(len(value)), rc.c()))
+}
+
+// GetBegin reads the object into memory the library holds and returns its
+// size (or a negative code) and a handle that GetFinish must release.
+func (c Client) GetBegin(key string) (size int64, handle uintptr) {
+	var h C.uintptr_t
+	r := int64(C.mcgo_store_get_begin(c.p, strPtr(key), C.size_t(len(key)), &h))
+	return r, uintptr(h)
+}
+
+// GetFinish copies the object held by handle into dst (nil to only release
+// it) and releases the handle.
+func GetFinish(handle uintptr, dst []byte) int32 {
+	return int32(C.mcgo_store_get_finish(C.uintptr_t(handle), bytesPtr(dst), C.uint64_t(len(dst))))
+}
+
+// PutFrom stores size bytes at addr (registered memory) under key.
+func (c Client) PutFrom(key string, addr uintptr, size uint64, rc *Replicate) int32 {
+	return int32(C.mcgo_store_put_from(c.p, strPtr(key), C.size_t(len(key)), C.uintptr_t(addr), C.uint64_t(size), rc.c()))
+}
+
+// UpsertFrom is PutFrom that replaces an existing object.
+func (c Client) UpsertFrom(key string, addr uintptr, size uint64, rc *Replicate) int32 {
+	return int32(C.mcgo_store_upsert_from(c.p, strPtr(key), C.size_t(len(key)), C.uintptr_t(addr), C.uint64_t(size), rc.c()))
+}
+
+// GetInto reads the object into [addr, addr+size) and returns its size.
+func (c Client) GetInto(key string, addr uintptr, size uint64) int64 {
+	return int64(C.mcgo_store_get_into(c.p, strPtr(key), C.size_t(len(key)), C.uintptr_t(addr), C.uint64_t(size)))
+}
+
+// Keys is a packed key list: key i is Buf[Offsets[i]:Offsets[i+1]].
+type Keys struct {
+	Buf     []byte
+	Offsets []uint64 // len = number of keys + 1
+}
+
+// N is the number of keys.
+func (k *Keys) N() int {
+	if len(k.Offsets) == 0 {
+		return 0
+	}
+	return len(k.Offsets) - 1
+}
+
+// BatchPutFrom fills results[i] with 0 or a negative code for each key.
+func (c Client) BatchPutFrom(k *Keys, addrs []uintptr, sizes []uint64, rc *Replicate, results []int64) int32 {
+	return int32(C.mcgo_store_batch_put_from(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()),
+		addrsPtr(addrs), u64Ptr(sizes), rc.c(), i64Ptr(results)))
+}
+
+// BatchUpsertFrom is BatchPutFrom that replaces existing objects.
+func (c Client) BatchUpsertFrom(k *Keys, addrs []uintptr, sizes []uint64, rc *Replicate, results []int64) int32 {
+	return int32(C.mcgo_store_batch_upsert_from(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()),
+		addrsPtr(addrs), u64Ptr(sizes), rc.c(), i64Ptr(results)))
+}
+
+// BatchGetInto fills results[i] with the bytes read or a negative code.
+func (c Client) BatchGetInto(k *Keys, addrs []uintptr, sizes []uint64, results []int64) int32 {
+	return int32(C.mcgo_store_batch_get_into(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()),
+		addrsPtr(addrs), u64Ptr(sizes), i64Ptr(results)))
+}
+
+// BatchPutFromMultiBuffers stores, for each key, the concatenation of its
+// CSR buffer range.
+func (c Client) BatchPutFromMultiBuffers(k *Keys, addrs []uintptr, sizes []uint64, bufOffsets []uint64, rc *Replicate, results []int64) int32 {
+	return int32(C.mcgo_store_batch_put_from_multi_buffers(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()),
+		addrsPtr(addrs), u64Ptr(sizes), offsPtr(bufOffsets), rc.c(), i64Ptr(results)))
+}
+
+// BatchUpsertFromMultiBuffers is BatchPutFromMultiBuffers that replaces
+// existing objects.
+func (c Client) BatchUpsertFromMultiBuffers(k *Keys, addrs []uintptr, sizes []uint64, bufOffsets []uint64, rc *Replicate, results []int64) int32 {
+	return int32(C.mcgo_store_batch_upsert_from_multi_buffers(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()),
+		addrsPtr(addrs), u64Ptr(sizes), offsPtr(bufOffsets), rc.c(), i64Ptr(results)))
+}
+
+// BatchGetIntoMultiBuffers scatters each object over its CSR buffer range.
+func (c Client) BatchGetIntoMultiBuffers(k *Keys, addrs []uintptr, sizes []uint64, bufOffsets []uint64, preferSameNode bool, results []int64) int32 {
+	return int32(C.mcgo_store_batch_get_into_multi_buffers(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()),
+		addrsPtr(addrs), u64Ptr(sizes), offsPtr(bufOffsets), cbool(preferSameNode), i64Ptr(results)))
+}
+
+// IsExist returns 1, 0 or a negative code.
+func (c Client) IsExist(key string) int32 {
+	return int32(C.mcgo_store_is_exist(c.p, strPtr(key), C.size_t(len(key))))
+}
+
+// BatchIsExist fills results[i] with 1, 0 or a negative code.
+func (c Client) BatchIsExist(k *Keys, results []int64) int32 {
+	return int32(C.mcgo_store_batch_is_exist(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()), i64Ptr(results)))
+}
+
+// GetSize returns the object size or a negative code.
+func (c Client) GetSize(key string) int64 {
+	return int64(C.mcgo_store_get_size(c.p, strPtr(key), C.size_t(len(key))))
+}
+
+// Remove deletes one object.
+func (c Client) Remove(key string, force bool) int32 {
+	return int32(C.mcgo_store_remove(c.p, strPtr(key), C.size_t(len(key)), cbool(force)))
+}
+
+// RemoveByRegex deletes every matching object and returns the count.
+func (c Client) RemoveByRegex(pattern string, force bool) int64 {
+	return int64(C.mcgo_store_remove_by_regex(c.p, strPtr(pattern), C.size_t(len(pattern)), cbool(force)))
+}
+
+// RemoveAll deletes every object and returns the count.
+func (c Client) RemoveAll(force bool) int64 {
+	return int64(C.mcgo_store_remove_all(c.p, cbool(force)))
+}
+
+func (rc *Replicate) c() C.mcgo_replicate_config {
+	if rc == nil {
+		return C.mcgo_replicate_config{replica_num: 1}
+	}
+	cfg := C.mcgo_replicate_config{
+		replica_num:               C.uint64_t(rc.ReplicaNum),
+		with_soft_pin:             cbool(rc.SoftPin),
+		with_hard_pin:             cbool(rc.HardPin),
+		prefer_alloc_in_same_node: cbool(rc.SameNode),
+	}
+	if rc.SegmentCount > 0 && len(rc.Segments) > 0 {
+		cfg.preferred_segment_count = C.uint32_t(rc.SegmentCount)
+		cfg.preferred_segments = (*C.char)(unsafe.Pointer(unsafe.SliceData(rc.Segments)))
+		cfg.preferred_segments_len = C.uint64_t(len(rc.Segments))
+	}
+	return cfg
+}
+
+func cbool(b bool) C.int32_t {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// The helpers below return nil for empty input, so an empty slice is never
+// indexed and C sees NULL.
+
+func strPtr(s string) *C.char {
+	if len(s) == 0 {
+		return nil
+	}
+	return (*C.char)(unsafe.Pointer(unsafe.StringData(s)))
+}
+
+func bytesPtr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(unsafe.SliceData(b))
+}
+
+// keysPtr never returns NULL for a non-empty key list, even when every key
+// is empty (the engines refuse a NULL key buffer).
+func keysPtr(k *Keys) *C.char {
+	if cap(k.Buf) == 0 {
+		return nil
+	}
+	return (*C.char)(unsafe.Pointer(unsafe.SliceData(k.Buf[:1])))
+}
+
+func offsPtr(o []uint64) *C.uint64_t {
+	if len(o) == 0 {
+		return nil
+	}
+	return (*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(o)))
+}
+
+func u64Ptr(s []uint64) *C.uint64_t {
+	if len(s) == 0 {
+		return nil
+	}
+	return (*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(s)))
+}
+
+func addrsPtr(a []uintptr) *C.uintptr_t {
+	if len(a) == 0 {
+		return nil
+	}
+	return (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(a)))
+}
+
+func i64Ptr(r []int64) *C.int64_t {
+	if len(r) == 0 {
+		return nil
+	}
+	return (*C.int64_t)(unsafe.Pointer(unsafe.SliceData(r)))
+}

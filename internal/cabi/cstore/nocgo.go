@@ -1,0 +1,71 @@
+//go:build !cgo
+
+package cstore
+
+import "github.com/mooncake-go/mooncake-go/internal/cabi"
+
+// This file lets the module build with CGO_ENABLED=0 (so that pure-Go
+// packages such as hostcache, and programs that only use them, still build).
+// Every call fails with cabi.CodeNoCgo.
+
+// Client is an opaque handle; without cgo it can never be valid.
+type Client struct{ _ uintptr }
+
+// Keys is a packed key list: key i is Buf[Offsets[i]:Offsets[i+1]].
+type Keys struct {
+	Buf     []byte
+	Offsets []uint64
+}
+
+// N is the number of keys.
+func (k *Keys) N() int {
+	if len(k.Offsets) == 0 {
+		return 0
+	}
+	return len(k.Offsets) - 1
+}
+
+func Create() (Client, int32)                                         { return Client{}, cabi.CodeNoCgo }
+func (c Client) Destroy()                                             {}
+func (c Client) Setup(*Config) (int32, string)                        { return cabi.CodeNoCgo, "built without cgo" }
+func (c Client) HealthCheck() int32                                   { return cabi.CodeNoCgo }
+func (c Client) Hostname() (string, int32)                            { return "", cabi.CodeNoCgo }
+func (c Client) RegisterBuffer(uintptr, uint64) int32                 { return cabi.CodeNoCgo }
+func (c Client) UnregisterBuffer(uintptr) int32                       { return cabi.CodeNoCgo }
+func (c Client) Put(string, []byte, *Replicate) int32                 { return cabi.CodeNoCgo }
+func (c Client) Upsert(string, []byte, *Replicate) int32              { return cabi.CodeNoCgo }
+func (c Client) GetBegin(string) (int64, uintptr)                     { return cabi.CodeNoCgo, 0 }
+func GetFinish(uintptr, []byte) int32                                 { return cabi.CodeNoCgo }
+func (c Client) PutFrom(string, uintptr, uint64, *Replicate) int32    { return cabi.CodeNoCgo }
+func (c Client) UpsertFrom(string, uintptr, uint64, *Replicate) int32 { return cabi.CodeNoCgo }
+func (c Client) GetInto(string, uintptr, uint64) int64                { return cabi.CodeNoCgo }
+
+func (c Client) BatchPutFrom(k *Keys, _ []uintptr, _ []uint64, _ *Replicate, r []int64) int32 {
+	return fail(r)
+}
+func (c Client) BatchUpsertFrom(k *Keys, _ []uintptr, _ []uint64, _ *Replicate, r []int64) int32 {
+	return fail(r)
+}
+func (c Client) BatchGetInto(k *Keys, _ []uintptr, _ []uint64, r []int64) int32 { return fail(r) }
+func (c Client) BatchPutFromMultiBuffers(k *Keys, _ []uintptr, _ []uint64, _ []uint64, _ *Replicate, r []int64) int32 {
+	return fail(r)
+}
+func (c Client) BatchUpsertFromMultiBuffers(k *Keys, _ []uintptr, _ []uint64, _ []uint64, _ *Replicate, r []int64) int32 {
+	return fail(r)
+}
+func (c Client) BatchGetIntoMultiBuffers(k *Keys, _ []uintptr, _ []uint64, _ []uint64, _ bool, r []int64) int32 {
+	return fail(r)
+}
+func (c Client) IsExist(string) int32                  { return cabi.CodeNoCgo }
+func (c Client) BatchIsExist(k *Keys, r []int64) int32 { return fail(r) }
+func (c Client) GetSize(string) int64                  { return cabi.CodeNoCgo }
+func (c Client) Remove(string, bool) int32             { return cabi.CodeNoCgo }
+func (c Client) RemoveByRegex(string, bool) int64      { return cabi.CodeNoCgo }
+func (c Client) RemoveAll(bool) int64                  { return cabi.CodeNoCgo }
+
+func fail(r []int64) int32 {
+	for i := range r {
+		r[i] = cabi.CodeNoCgo
+	}
+	return cabi.CodeNoCgo
+}

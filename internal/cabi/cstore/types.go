@@ -1,0 +1,23 @@
+package cstore
+
+// Config mirrors mcgo_store_config.
+type Config struct {
+	LocalHostname       string
+	MetadataServer      string
+	GlobalSegmentSize   uint64
+	LocalBufferSize     uint64
+	Protocol            string
+	DeviceName          string
+	MasterServerAddress string
+}
+
+// Replicate mirrors mcgo_replicate_config. Segments holds SegmentCount
+// NUL-terminated names back to back.
+type Replicate struct {
+	ReplicaNum   uint64
+	SoftPin      bool
+	HardPin      bool
+	SameNode     bool
+	SegmentCount uint32
+	Segments     []byte
+}

@@ -1,0 +1,15 @@
+// Package cabi is the Go side of mooncake-go's C ABI (cgo/include/mcgo):
+// what every part shares. It reports which backend is linked and checks
+// its ABI version, and it holds the Gate every Go handle uses to admit
+// calls into C. The per-part declarations live in subpackages (cstore for
+// the store); only they and this package import "C".
+//
+// Nothing here is meant for applications: use package
+// github.com/mooncake-go/mooncake-go/mooncake.
+//
+// Build modes:
+//
+//	default                 the embedded backend, compiled from cgo/embedded
+//	-tags mooncake_native   links libmcgo_native (make native)
+//	CGO_ENABLED=0           every call fails with CodeNoCgo; pure-Go packages still work
+package cabi
