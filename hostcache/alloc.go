@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
+
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // Region is a block of host memory that a pool uses as one tensor.
@@ -11,9 +13,11 @@ import (
 // Addr is the address of the first byte, Size the usable length. Mem, when
 // non-nil, is the same memory as a byte slice (len(Mem) == Size and
 // &Mem[0] == Addr); it lets tests and services read and write pool bytes
-// without unsafe code. Layout-only regions (addresses without memory, used to
-// check the address arithmetic) have Mem == nil and must never be handed to a
-// store.
+// without unsafe code. Host, when non-nil, is the hostmem.Memory the region
+// lies in: the backend records its registrations there, so the memory
+// cannot be freed while a store may still transfer into it. Layout-only
+// regions (addresses without memory, used to check the address arithmetic)
+// have Mem == nil and must never be handed to a store.
 //
 // The memory must not be Go heap memory: it is registered with Mooncake and
 // accessed by the transfer engine (RDMA or memcpy) while Go holds no pointer
@@ -23,6 +27,7 @@ type Region struct {
 	Addr uintptr
 	Size uint64
 	Mem  []byte
+	Host *hostmem.Memory
 }
 
 // Bytes returns the region as a byte slice (nil for layout-only regions).
@@ -37,6 +42,15 @@ func RegionOf(mem []byte) Region {
 	return Region{Addr: uintptr(unsafe.Pointer(&mem[0])), Size: uint64(len(mem)), Mem: mem}
 }
 
+// RegionOfMemory returns all of m as a Region.
+func RegionOfMemory(m *hostmem.Memory) Region {
+	r := RegionOf(m.Bytes())
+	if r.Size > 0 {
+		r.Host = m
+	}
+	return r
+}
+
 // Allocator provides the host memory behind pool tensors. Alloc must return
 // page-aligned memory (at least 64-byte aligned) of exactly size usable bytes
 // that is not Go heap memory and stays at the same address until Free.
@@ -45,85 +59,46 @@ type Allocator interface {
 	Free(r Region) error
 }
 
-// MmapAllocator allocates anonymous private mappings (golang.org/x/sys/unix):
-// page-aligned, zero-filled and outside the Go heap, so safe to register with
-// Mooncake. The zero value uses normal 4 KiB pages without locking.
+// MmapAllocator allocates host memory with hostmem.Alloc: anonymous private
+// mappings, page-aligned, zero-filled and outside the Go heap, so safe to
+// register with Mooncake. The zero value maps normal pages without locking;
+// it is what pools use when their config leaves Allocator nil.
 type MmapAllocator struct {
-	// HugePages maps with MAP_HUGETLB; the length is rounded up to
-	// HugePageSize. Needs reserved huge pages (vm.nr_hugepages).
-	HugePages bool
-	// HugePageSize is the huge page size for rounding (default 2 MiB).
-	HugePageSize uint64
-	// Lock mlock()s the mapping (needs RLIMIT_MEMLOCK / CAP_IPC_LOCK).
-	Lock bool
-	// Populate pre-faults the mapping (MAP_POPULATE).
-	Populate bool
-	// TransparentHugePages advises the kernel to back the mapping with
-	// transparent huge pages (MADV_HUGEPAGE; Linux, THP "madvise" or
-	// "always"; no reserved pages needed). Ignored with HugePages.
-	TransparentHugePages bool
+	Options hostmem.Options
 }
 
-// DefaultAllocator is the allocator pools use when their config leaves
-// Allocator nil.
-var DefaultAllocator Allocator = &MmapAllocator{}
-
-// ErrAlloc is returned (wrapped) when host memory cannot be allocated or freed.
+// ErrAlloc is returned (wrapped) when host memory cannot be allocated or
+// freed; the hostmem cause (hostmem.ErrAlloc, hostmem.ErrRegistered, ...)
+// is wrapped too.
 var ErrAlloc = errors.New("hostcache: host memory allocation failed")
 
-func (a *MmapAllocator) roundTo() uint64 {
-	if a.HugePages {
-		if a.HugePageSize != 0 {
-			return a.HugePageSize
-		}
-		return 2 << 20
-	}
-	return uint64(osPageSize())
-}
-
-// Alloc maps size bytes (rounded up to the page size internally; the Region
-// reports size).
+// Alloc maps size bytes (a Region of size 0 for size 0).
 func (a *MmapAllocator) Alloc(size uint64) (Region, error) {
 	if size == 0 {
 		return Region{}, nil
 	}
-	round := a.roundTo()
-	length := size
-	if rem := size % round; rem != 0 {
-		if length+(round-rem) < length {
-			return Region{}, fmt.Errorf("%w: size %d overflows", ErrAlloc, size)
-		}
-		length += round - rem
-	}
-	if length > uint64(maxInt) {
-		return Region{}, fmt.Errorf("%w: size %d too large", ErrAlloc, size)
-	}
-	mem, err := mmapAnon(int(length), a.HugePages, a.TransparentHugePages, a.Populate)
+	m, err := hostmem.Alloc(size, a.Options)
 	if err != nil {
-		return Region{}, fmt.Errorf("%w: mmap %d bytes (huge pages %v): %v", ErrAlloc, length, a.HugePages, err)
+		return Region{}, fmt.Errorf("%w: %w", ErrAlloc, err)
 	}
-	if a.Lock {
-		if err := mlock(mem); err != nil {
-			_ = munmap(mem)
-			return Region{}, fmt.Errorf("%w: mlock %d bytes: %v", ErrAlloc, length, err)
-		}
-	}
-	mem = mem[:size:length]
-	return Region{Addr: uintptr(unsafe.Pointer(&mem[0])), Size: size, Mem: mem}, nil
+	return RegionOfMemory(m), nil
 }
 
-// Free unmaps a region returned by Alloc. Freeing the zero Region is a no-op.
+// Free unmaps a region returned by Alloc. Freeing the zero Region is a
+// no-op; freeing memory that is still registered fails (hostmem.ErrRegistered)
+// and leaves it mapped.
 func (a *MmapAllocator) Free(r Region) error {
 	if r.Size == 0 && r.Mem == nil {
 		return nil
 	}
-	if r.Mem == nil {
-		return fmt.Errorf("%w: region %#x has no mapping", ErrAlloc, r.Addr)
+	if r.Host == nil {
+		return fmt.Errorf("%w: region %#x was not allocated by MmapAllocator", ErrAlloc, r.Addr)
 	}
-	if err := munmap(r.Mem); err != nil {
-		return fmt.Errorf("%w: munmap %#x: %v", ErrAlloc, r.Addr, err)
+	if err := r.Host.Free(); err != nil {
+		return fmt.Errorf("%w: free %#x: %w", ErrAlloc, r.Addr, err)
 	}
 	return nil
 }
 
-const maxInt = int(^uint(0) >> 1)
+// defaultAllocator serves pools whose config leaves Allocator nil.
+var defaultAllocator Allocator = &MmapAllocator{}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // Options configures a Backend (SGLang HiCacheStorageConfig plus the
@@ -71,6 +73,7 @@ type registration struct {
 	size uint64
 	pool string
 	buf  string
+	host *hostmem.Memory // marked registered while the registration lasts
 }
 
 // NewBackend validates opts and returns a backend over store.
@@ -258,6 +261,7 @@ func (b *Backend) registerBuffersLocked(pool string, bufs []Buffer) error {
 		for _, r := range done {
 			_ = b.store.UnregisterBuffer(r.addr)
 			b.removeReg(r.addr)
+			r.host.MarkUnregistered()
 		}
 	}
 	for _, buf := range bufs {
@@ -278,6 +282,14 @@ func (b *Backend) registerBuffersLocked(pool string, bufs []Buffer) error {
 			return &RegisterError{Pool: pool, Buffer: buf.Name, Addr: buf.Addr, Size: buf.Size, Err: err}
 		}
 		r := registration{addr: buf.Addr, size: buf.Size, pool: pool, buf: buf.Name}
+		if buf.Host != nil {
+			if err := buf.Host.MarkRegistered(); err != nil {
+				_ = b.store.UnregisterBuffer(buf.Addr)
+				rollback()
+				return &RegisterError{Pool: pool, Buffer: buf.Name, Addr: buf.Addr, Size: buf.Size, Err: err}
+			}
+			r.host = buf.Host
+		}
 		done = append(done, r)
 		b.insertReg(r)
 	}
@@ -357,6 +369,9 @@ func (b *Backend) Close() error {
 		if err := b.store.UnregisterBuffer(r.addr); err != nil {
 			errs = append(errs, fmt.Errorf("hostcache: unregister %s/%s %#x: %w", r.pool, r.buf, r.addr, err))
 		}
+		// The backend gives the buffer up either way (a closed store has
+		// dropped it already); a failure is reported above.
+		r.host.MarkUnregistered()
 	}
 	b.regs = nil
 	return errors.Join(errs...)

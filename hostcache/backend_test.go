@@ -12,6 +12,7 @@ import (
 	hc "github.com/mooncake-go/mooncake-go/hostcache"
 	ht "github.com/mooncake-go/mooncake-go/hostcache/hostcachetest"
 	"github.com/mooncake-go/mooncake-go/internal/codes"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 type fixture struct {
@@ -19,6 +20,7 @@ type fixture struct {
 	store *ht.FakeStore
 	alloc *ht.Allocator
 	be    *hc.Backend
+	pools []*hc.HostPool
 }
 
 func newFixture(t *testing.T, opts hc.Options) *fixture {
@@ -27,16 +29,22 @@ func newFixture(t *testing.T, opts hc.Options) *fixture {
 	be, err := hc.NewBackend(f.store, opts)
 	require.NoError(t, err)
 	f.be = be
-	t.Cleanup(func() { require.NoError(t, be.Close()) })
+	// The backend goes first: a pool refuses to close while the backend
+	// has its buffers registered.
+	t.Cleanup(func() {
+		require.NoError(t, be.Close())
+		for _, p := range f.pools {
+			require.NoError(t, p.Close())
+		}
+	})
 	return f
 }
 
-// pool registers a cleanup that closes p after the backend (cleanups run
-// in reverse order).
+// pool keeps p for the fixture's cleanup, which closes it after the backend.
 func (f *fixture) pool(p *hc.HostPool, err error) *hc.HostPool {
 	f.t.Helper()
 	require.NoError(f.t, err)
-	f.t.Cleanup(func() { require.NoError(f.t, p.Close()) })
+	f.pools = append(f.pools, p)
 	ht.FillPattern(p, uint64(len(f.t.Name())))
 	return p
 }
@@ -559,4 +567,24 @@ func TestPoolGroupDelegates(t *testing.T) {
 	assert.ErrorIs(t, err, hc.ErrInvalidConfig)
 	_, err = hc.NewPoolGroup(g)
 	assert.ErrorIs(t, err, hc.ErrInvalidConfig)
+}
+
+// TestPoolCloseRefusedWhileRegistered: the store may still transfer into a
+// registered pool, so its memory outlives the registration.
+func TestPoolCloseRefusedWhileRegistered(t *testing.T) {
+	st := ht.NewFakeStore()
+	be, err := hc.NewBackend(st, hc.Options{RankReplicated: true})
+	require.NoError(t, err)
+	pool, err := hc.NewMLAPool(hc.MLAConfig{Layers: 3, LatentDim: 8, DType: hc.BF16, PageSize: 4, Tokens: 32, Layout: hc.LayerFirst})
+	require.NoError(t, err)
+	require.NoError(t, be.RegisterPool(pool))
+	err = pool.Close()
+	require.ErrorIs(t, err, hostmem.ErrRegistered)
+	// Refused whole: the pool still works.
+	res, err := be.BatchSetV1(keysN(2), rows(0, 1), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, true}, res)
+	require.NoError(t, be.Close())
+	require.NoError(t, pool.Close())
+	require.NoError(t, pool.Close(), "idempotent")
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // Buffer is one physical tensor of a pool, or a named view of one (the K and
@@ -16,7 +18,8 @@ type Buffer struct {
 	Size  uint64 // bytes; 0 for an empty tensor (e.g. Mamba temporal state of a conv-only model)
 	Shape []int  // SGLang's tensor shape
 	DType DType
-	Mem   []byte // the bytes (nil for layout-only pools)
+	Mem   []byte          // the bytes (nil for layout-only pools)
+	Host  *hostmem.Memory // the memory the buffer lies in, when its allocator says (see Region)
 }
 
 // End returns Addr + Size.
@@ -209,10 +212,19 @@ func (p *HostPool) EntriesPerPage() (int, error) {
 	return p.plan.entries(), nil
 }
 
-// Close frees the pool memory through its allocator. It is idempotent.
+// Close frees the pool memory through its allocator. It is idempotent. It
+// fails, freeing nothing, while a buffer is still registered with a store
+// through a Backend (close the Backend first).
 func (p *HostPool) Close() error {
 	if p.closed {
 		return nil
+	}
+	// A store may still transfer into registered memory: refuse before
+	// freeing anything, so the pool stays whole and usable.
+	for _, r := range p.regions {
+		if n := r.Host.Registrations(); n > 0 {
+			return fmt.Errorf("hostcache: close pool %s: region %#x (+%d) is still registered (close the Backend first): %w", p.desc, r.Addr, r.Size, hostmem.ErrRegistered)
+		}
 	}
 	p.closed = true
 	p.metaErr = fmt.Errorf("hostcache: pool %s is closed: %w", p.desc, ErrNoBuffer)
@@ -280,7 +292,7 @@ func (p *HostPool) appendMeta(pl *plan, addrs []uintptr, sizes []uint64, indices
 	}
 	pages := n / P
 	per := pl.entries()
-	if per == 0 || pages > maxInt/per {
+	if per == 0 || pages > math.MaxInt/per {
 		return addrs, sizes, &IndexError{Pool: p.desc, Page: -1, Count: n, Reason: "too many pages"}
 	}
 	na, ns := len(addrs), len(sizes)
@@ -415,8 +427,8 @@ func RequestedTokensFromHostSize(hostSizeGB float64, sizePerToken uint64) int {
 		return 0
 	}
 	q := pyFloorDiv(hostSizeGB*1e9, float64(sizePerToken))
-	if q >= float64(maxInt) {
-		return maxInt
+	if q >= float64(math.MaxInt) {
+		return math.MaxInt
 	}
 	return int(q)
 }
@@ -427,8 +439,8 @@ func RequestedTokensFromRatio(deviceSize int, ratio float64) int {
 	if !(v > 0) {
 		return 0
 	}
-	if v >= float64(maxInt) {
-		return maxInt
+	if v >= float64(math.MaxInt) {
+		return math.MaxInt
 	}
 	return int(v)
 }
@@ -537,7 +549,7 @@ type builder struct {
 
 func newBuilder(kind Kind, layout Layout, dt DType, alloc Allocator) *builder {
 	if alloc == nil {
-		alloc = DefaultAllocator
+		alloc = defaultAllocator
 	}
 	return &builder{p: &HostPool{kind: kind, layout: layout, dtype: dt, alloc: alloc}}
 }
@@ -557,6 +569,7 @@ func (b *builder) allocBuf(name string, size uint64, shape []int, dt DType) (Buf
 		return buf, &ConfigError{What: b.p.desc, Field: name, Reason: fmt.Sprintf("allocator returned an unusable region [%#x, +%d) for %d bytes", r.Addr, r.Size, size)}
 	}
 	buf.Addr = r.Addr
+	buf.Host = r.Host
 	if r.Mem != nil {
 		buf.Mem = r.Mem[:size:size]
 	}
@@ -580,7 +593,7 @@ func (b *builder) done() *HostPool {
 }
 
 func view(parent Buffer, name string, off, size uint64, shape []int) Buffer {
-	v := Buffer{Name: name, Addr: parent.Addr + uintptr(off), Size: size, Shape: shape, DType: parent.DType}
+	v := Buffer{Name: name, Addr: parent.Addr + uintptr(off), Size: size, Shape: shape, DType: parent.DType, Host: parent.Host}
 	if parent.Mem != nil {
 		v.Mem = parent.Mem[off : off+size : off+size]
 	}

@@ -15,7 +15,7 @@ type MHAConfig struct {
 	Tokens    int
 	PageNum   int
 	Layout    Layout
-	Allocator Allocator // nil: DefaultAllocator
+	Allocator Allocator // nil: an MmapAllocator with zero Options
 }
 
 func (c *MHAConfig) check(what string, needV bool) (int, error) {

@@ -3,6 +3,8 @@ package hostcache_test
 import (
 	"testing"
 
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -61,9 +63,9 @@ func TestConfigHelpers(t *testing.T) {
 func TestAllocators(t *testing.T) {
 	for _, a := range []*hc.MmapAllocator{
 		{},
-		{Populate: true},
-		{TransparentHugePages: true},
-		{TransparentHugePages: true, Populate: true},
+		{Options: hostmem.Options{Populate: true}},
+		{Options: hostmem.Options{TransparentHugePages: true}},
+		{Options: hostmem.Options{TransparentHugePages: true, Populate: true}},
 	} {
 		for _, size := range []uint64{10000, 5<<20 + 3} {
 			r, err := a.Alloc(size)

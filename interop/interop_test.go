@@ -19,6 +19,7 @@ import (
 
 	"github.com/mooncake-go/mooncake-go/hostcache"
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
 )
 
@@ -120,7 +121,7 @@ func (w *testLogWriter) Write(b []byte) (int, error) {
 // goSide holds the Go client and its host pools.
 type goSide struct {
 	st       *mooncake.Store
-	mem      *mooncake.HostMemory
+	mem      *hostmem.Memory
 	mla, mha *hostcache.HostPool
 	mlaB     *hostcache.Backend
 	mhaB     *hostcache.Backend

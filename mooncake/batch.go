@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
-	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // Batch calls
@@ -25,11 +25,11 @@ import (
 // call (see PutFrom).
 
 // keyScratch packs keys into one buffer plus offsets for the crossing.
-// Scratch buffers are recycled through a few per-client slots (which, unlike
-// a sync.Pool, survive garbage collections, so a steady stream of batches
-// packs keys without allocating), then through a sync.Pool.
+// Scratch buffers are recycled through a few per-connection slots (which,
+// unlike a sync.Pool, survive garbage collections, so a steady stream of
+// batches packs keys without allocating), then through a sync.Pool.
 type keyScratch struct {
-	k cstore.Keys
+	k hostmem.Keys
 }
 
 const scratchSlots = 8
@@ -90,37 +90,6 @@ func argErr(op Op, format string, args ...any) error {
 	return &Error{Op: op, Code: ErrInvalidParams, Err: fmt.Errorf(format, args...)}
 }
 
-func checkSingle(op Op, keys []string, addrs []uintptr, sizes []uint64) error {
-	if len(addrs) != len(keys) || len(sizes) != len(keys) {
-		return argErr(op, "%d keys, %d addresses, %d sizes: want equal counts", len(keys), len(addrs), len(sizes))
-	}
-	return nil
-}
-
-// checkCSR validates a multi-buffer list in CSR form: key i owns
-// addrs[offsets[i]:offsets[i+1]] and the same range of sizes.
-func checkCSR(op Op, keys []string, addrs []uintptr, sizes []uint64, offsets []uint64) error {
-	n := len(keys)
-	if len(offsets) != n+1 {
-		return argErr(op, "%d keys need %d offsets, got %d", n, n+1, len(offsets))
-	}
-	if len(addrs) != len(sizes) {
-		return argErr(op, "%d addresses and %d sizes: want equal counts", len(addrs), len(sizes))
-	}
-	if offsets[0] != 0 {
-		return argErr(op, "offsets[0] = %d, want 0", offsets[0])
-	}
-	for i := 0; i < n; i++ {
-		if offsets[i+1] < offsets[i] {
-			return argErr(op, "offsets decrease at key %d (%q): %d then %d", i, keys[i], offsets[i], offsets[i+1])
-		}
-	}
-	if offsets[n] != uint64(len(addrs)) {
-		return argErr(op, "offsets[%d] = %d, want the number of buffers %d", n, offsets[n], len(addrs))
-	}
-	return nil
-}
-
 // BatchPutFrom stores, for each key i, sizes[i] bytes at addrs[i]
 // (write-once; existing keys report 0 and keep their value).
 func (s *Store) BatchPutFrom(keys []string, addrs []uintptr, sizes []uint64, results []int64) ([]int64, error) {
@@ -162,70 +131,90 @@ func (s *Store) BatchGetIntoMultiBuffers(keys []string, addrs []uintptr, sizes [
 	return s.batch(OpBatchGetIntoMultiBuffers, keys, addrs, sizes, offsets, results)
 }
 
+// batch is every zero-copy batch call with string keys: it checks the
+// arguments and packs the keys for batchPacked. offsets is nil for the
+// single-buffer calls.
+func (s *Store) batch(op Op, keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
+	bufs := hostmem.Buffers{Addrs: addrs, Sizes: sizes, Offsets: offsets}
+	if isMulti(op) && offsets == nil {
+		if len(keys) == 0 && len(addrs) == 0 && len(sizes) == 0 {
+			return resultsFor(results, 0), nil
+		}
+		bufs.Offsets = []uint64{} // refused by Validate: a multi-buffer call needs offsets
+	}
+	if err := bufs.Validate(len(keys)); err != nil {
+		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: err}
+	}
+	if len(keys) == 0 {
+		return resultsFor(results, 0), nil
+	}
+	ks := s.conn.packKeys(keys)
+	res, err := s.batchPacked(op, &ks.k, bufs, results)
+	s.conn.freeKeys(ks)
+	return res, err
+}
+
 // isMulti reports whether op takes a CSR buffer list.
 func isMulti(op Op) bool {
 	return op == OpBatchPutFromMultiBuffers || op == OpBatchUpsertFromMultiBuffers || op == OpBatchGetIntoMultiBuffers
 }
 
-// batch is every zero-copy batch call: it checks the arguments, packs the
-// keys and makes the one cgo call.
-func (s *Store) batch(op Op, keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
-	if isMulti(op) {
-		if len(keys) == 0 && len(offsets) == 0 && len(addrs) == 0 && len(sizes) == 0 {
-			return resultsFor(results, 0), nil
-		}
-		if err := checkCSR(op, keys, addrs, sizes, offsets); err != nil {
-			return nil, err
-		}
-	} else if err := checkSingle(op, keys, addrs, sizes); err != nil {
-		return nil, err
-	}
+// batchPacked makes the one cgo call of a zero-copy batch whose keys and
+// buffers were checked.
+func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
 	if op != OpBatchGetInto && op != OpBatchGetIntoMultiBuffers && s.policyErr != nil {
 		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: s.policyErr}
 	}
-	res := resultsFor(results, len(keys))
-	if len(keys) == 0 {
+	res := resultsFor(results, k.Len())
+	if len(res) == 0 {
 		return res, nil
 	}
 	if !s.conn.gate.Enter() {
 		return nil, closedErr(op, "")
 	}
-	ks := s.conn.packKeys(keys)
-	h, k := s.conn.handle, &ks.k
+	h := s.conn.handle
+	a, sz, o := bufs.Addrs, bufs.Sizes, bufs.Offsets
 	var rc int32
 	switch op {
 	case OpBatchPutFrom:
-		rc = h.BatchPutFrom(k, addrs, sizes, &s.cpolicy, res)
+		rc = h.BatchPutFrom(k, a, sz, &s.cpolicy, res)
 	case OpBatchUpsertFrom:
-		rc = h.BatchUpsertFrom(k, addrs, sizes, &s.cpolicy, res)
+		rc = h.BatchUpsertFrom(k, a, sz, &s.cpolicy, res)
 	case OpBatchGetInto:
-		rc = h.BatchGetInto(k, addrs, sizes, res)
+		rc = h.BatchGetInto(k, a, sz, res)
 	case OpBatchPutFromMultiBuffers:
-		rc = h.BatchPutFromMultiBuffers(k, addrs, sizes, offsets, &s.cpolicy, res)
+		rc = h.BatchPutFromMultiBuffers(k, a, sz, o, &s.cpolicy, res)
 	case OpBatchUpsertFromMultiBuffers:
-		rc = h.BatchUpsertFromMultiBuffers(k, addrs, sizes, offsets, &s.cpolicy, res)
+		rc = h.BatchUpsertFromMultiBuffers(k, a, sz, o, &s.cpolicy, res)
 	default:
-		rc = h.BatchGetIntoMultiBuffers(k, addrs, sizes, offsets, s.policy.PreferAllocInSameNode, res)
+		rc = h.BatchGetIntoMultiBuffers(k, a, sz, o, s.policy.PreferAllocInSameNode, res)
 	}
 	s.conn.gate.Leave()
-	s.conn.freeKeys(ks)
 	return callResult(op, rc, res)
 }
 
 // BatchIsExist reports, for each key, 1 (present), 0 (absent) or a negative
 // ErrorCode.
 func (s *Store) BatchIsExist(keys []string, results []int64) ([]int64, error) {
-	res := resultsFor(results, len(keys))
 	if len(keys) == 0 {
+		return resultsFor(results, 0), nil
+	}
+	ks := s.conn.packKeys(keys)
+	res, err := s.batchIsExist(&ks.k, results)
+	s.conn.freeKeys(ks)
+	return res, err
+}
+
+func (s *Store) batchIsExist(k *hostmem.Keys, results []int64) ([]int64, error) {
+	res := resultsFor(results, k.Len())
+	if len(res) == 0 {
 		return res, nil
 	}
 	if !s.conn.gate.Enter() {
 		return nil, closedErr(OpBatchIsExist, "")
 	}
-	ks := s.conn.packKeys(keys)
-	rc := s.conn.handle.BatchIsExist(&ks.k, res)
+	rc := s.conn.handle.BatchIsExist(k, res)
 	s.conn.gate.Leave()
-	s.conn.freeKeys(ks)
 	return callResult(OpBatchIsExist, rc, res)
 }
 

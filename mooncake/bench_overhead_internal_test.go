@@ -3,6 +3,8 @@ package mooncake
 import (
 	"fmt"
 	"testing"
+
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // overheadShapes are the batch shapes of the overhead benchmarks: keys ×
@@ -38,7 +40,7 @@ func BenchmarkGoSideOverhead(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if err := checkCSR(OpBatchPutFromMultiBuffers, keys, addrs, sizes, offs); err != nil {
+				if err := (hostmem.Buffers{Addrs: addrs, Sizes: sizes, Offsets: offs}).Validate(len(keys)); err != nil {
 					b.Fatal(err)
 				}
 				r := resultsFor(res, len(keys))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
 )
 
@@ -26,7 +27,7 @@ type benchBatch struct {
 
 // newBenchBatch lays out n keys of nbuf buffers of bufSize bytes: sources in
 // the first half of mem, destinations in the second.
-func newBenchBatch(b *testing.B, mem *mooncake.HostMemory, prefix string, n, nbuf, bufSize int) *benchBatch {
+func newBenchBatch(b *testing.B, mem *hostmem.Memory, prefix string, n, nbuf, bufSize int) *benchBatch {
 	bb := &benchBatch{res: make([]int64, n), offsets: []uint64{0}}
 	half := uintptr(n * nbuf * bufSize)
 	for i := 0; i < n; i++ {

@@ -32,7 +32,7 @@
 //	if err != nil { ... }
 //	defer st.Close()
 //
-//	mem, _ := mooncake.AllocHostMemory(64<<20, mooncake.HostMemoryOptions{})
+//	mem, _ := hostmem.Alloc(uint64(64<<20), hostmem.Options{})
 //	defer mem.Free()
 //	_ = st.RegisterMemory(mem)
 //

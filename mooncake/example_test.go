@@ -8,6 +8,7 @@ import (
 	"log"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // These examples run on the embedded engine: the master address only names
@@ -59,7 +60,7 @@ func ExampleStore_BatchPutFromMultiBuffers() {
 	defer st.Close()
 
 	const layers, pages, bufSize = 4, 2, 1024
-	mem, err := mooncake.AllocHostMemory(2*layers*pages*bufSize, mooncake.HostMemoryOptions{})
+	mem, err := hostmem.Alloc(uint64(2*layers*pages*bufSize), hostmem.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

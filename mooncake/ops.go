@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
 )
 
@@ -220,22 +221,17 @@ func (s *Store) RemoveAll(force bool) (int64, error) {
 
 // RegisterBuffer registers [addr, addr+size) for zero-copy transfers. The
 // memory must stay mapped until UnregisterBuffer or Close, and must not be Go
-// heap memory (use HostMemory). Registering a null or empty range, or one
-// that overlaps a registered range, fails with ErrInvalidParams.
+// heap memory (see package hostmem, and RegisterMemory, which also keeps the
+// memory from being freed while registered). Registering a null or empty
+// range, or one that overlaps a registered range, fails with
+// ErrInvalidParams.
 func (s *Store) RegisterBuffer(addr uintptr, size uint64) error {
 	if !s.conn.gate.Enter() {
 		return closedErr(OpRegisterBuffer, "")
 	}
 	rc := s.conn.handle.RegisterBuffer(addr, size)
 	s.conn.gate.Leave()
-	if rc != 0 {
-		e := codeErr(OpRegisterBuffer, "", int64(rc)).(*Error)
-		if e.Err == nil {
-			e.Err = fmt.Errorf("region [%#x, +%d)", addr, size)
-		}
-		return e
-	}
-	return nil
+	return regionErr(OpRegisterBuffer, rc, fmt.Errorf("region [%#x, +%d)", addr, size))
 }
 
 // UnregisterBuffer unregisters the region that starts at addr.
@@ -245,12 +241,17 @@ func (s *Store) UnregisterBuffer(addr uintptr) error {
 	}
 	rc := s.conn.handle.UnregisterBuffer(addr)
 	s.conn.gate.Leave()
-	if rc != 0 {
-		e := codeErr(OpUnregisterBuffer, "", int64(rc)).(*Error)
-		if e.Err == nil {
-			e.Err = fmt.Errorf("region at %#x", addr)
-		}
-		return e
+	return regionErr(OpUnregisterBuffer, rc, fmt.Errorf("region at %#x", addr))
+}
+
+// regionErr is the error of a registration call: nil for rc 0, else the
+// code with what names the region.
+func regionErr(op Op, rc int32, what error) error {
+	if rc == 0 {
+		return nil
 	}
-	return nil
+	if rc == cabi.CodeNoCgo {
+		return &Error{Op: op, Code: ErrNotSupported, Err: ErrNoCgo}
+	}
+	return &Error{Op: op, Code: codeOf(int64(rc)), Err: what}
 }

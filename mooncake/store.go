@@ -3,10 +3,12 @@ package mooncake
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // Store is a Mooncake store client. It is safe for concurrent use by many
@@ -31,6 +33,10 @@ type conn struct {
 	cfg    Config
 	// scratch recycles key-packing buffers between batch calls.
 	scratch [scratchSlots]atomic.Pointer[keyScratch]
+	// mems are the memories registered through RegisterMemory, by address;
+	// their registrations end at UnregisterMemory or Close.
+	memMu sync.Mutex
+	mems  map[uintptr]*hostmem.Memory
 }
 
 // Open creates a client and connects it to the master in cfg.
@@ -80,6 +86,7 @@ func (s *Store) Close() error {
 	c.gate.Close(func() {
 		c.handle.Destroy()
 		c.handle = cstore.Client{}
+		c.releaseMemory()
 	})
 	return nil
 }

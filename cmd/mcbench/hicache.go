@@ -7,6 +7,7 @@ import (
 
 	hc "github.com/mooncake-go/mooncake-go/hostcache"
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // hicache runs a HiCache case through hostcache.Backend, exactly as a Go
@@ -16,7 +17,7 @@ import (
 // pool, and reads into pages [batch, 2*batch).
 func (cr *caseRun) hicache() ([]Result, error) {
 	c := cr.c
-	alloc := &hc.MmapAllocator{Populate: cr.o.populate, TransparentHugePages: cr.o.thp}
+	alloc := &hc.MmapAllocator{Options: hostmem.Options{Populate: cr.o.populate, TransparentHugePages: cr.o.thp}}
 	tokens := 2 * c.Batch * c.PageSize
 	var pool *hc.HostPool
 	var opts hc.Options
@@ -184,7 +185,7 @@ func (cr *caseRun) hicache() ([]Result, error) {
 // so that the reference copies touch as much memory as the store does (on
 // a machine whose L3 can hold a whole request, copying between the same two
 // buffers every time would measure the cache, not memcpy).
-type refRegion struct{ mem *mooncake.HostMemory }
+type refRegion struct{ mem *hostmem.Memory }
 
 func (r refRegion) free() { r.mem.Free() }
 
@@ -201,7 +202,7 @@ func (cr *caseRun) newRefCopy(bufs [][]byte, get bool) (refRegion, error) {
 	if size < 2*reqBytes {
 		size = 2 * reqBytes
 	}
-	mem, err := mooncake.AllocHostMemory(size, mooncake.HostMemoryOptions{Populate: true, TransparentHugePages: cr.o.thp})
+	mem, err := hostmem.Alloc(uint64(size), hostmem.Options{Populate: true, TransparentHugePages: cr.o.thp})
 	if err != nil {
 		return refRegion{}, err
 	}
@@ -286,7 +287,7 @@ func (t *timedStore) BatchGetIntoMultiBuffers(keys []string, addrs []uintptr, si
 func (cr *caseRun) multi() ([]Result, error) {
 	c := cr.c
 	span := c.Batch * c.Buffers * c.BufSize
-	mem, err := mooncake.AllocHostMemory(2*span, mooncake.HostMemoryOptions{Populate: cr.o.populate, TransparentHugePages: cr.o.thp})
+	mem, err := hostmem.Alloc(uint64(2*span), hostmem.Options{Populate: cr.o.populate, TransparentHugePages: cr.o.thp})
 	if err != nil {
 		return nil, err
 	}

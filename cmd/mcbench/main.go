@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 func main() {
@@ -274,7 +275,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 // do the same (scripts/bench_python.py --prefault).
 func (b *bench) prefaultSegment() (int64, error) {
 	const chunk = 32 << 20
-	mem, err := mooncake.AllocHostMemory(chunk, mooncake.HostMemoryOptions{Populate: true, TransparentHugePages: b.o.thp})
+	mem, err := hostmem.Alloc(uint64(chunk), hostmem.Options{Populate: true, TransparentHugePages: b.o.thp})
 	if err != nil {
 		return 0, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // bench runs cases against one store client.
@@ -176,7 +177,7 @@ func (b *bench) runCase(idx int, c Case) (res []Result, err error) {
 // batch read slots in one registered mapping, and Go buffers for the
 // copying API.
 type kvRig struct {
-	mem          *mooncake.HostMemory
+	mem          *hostmem.Memory
 	wAddr, rAddr []uintptr
 	sizes        []uint64
 	res          []int64
@@ -191,7 +192,7 @@ var patternBytes = [4]byte{0x5a, 0xa5, 0x3c, 0xc3}
 func (cr *caseRun) newKVRig() (*kvRig, error) {
 	c := cr.c
 	span := c.Batch * c.ValueSize
-	mem, err := mooncake.AllocHostMemory(2*span, mooncake.HostMemoryOptions{Populate: cr.o.populate, TransparentHugePages: cr.o.thp})
+	mem, err := hostmem.Alloc(uint64(2*span), hostmem.Options{Populate: cr.o.populate, TransparentHugePages: cr.o.thp})
 	if err != nil {
 		return nil, err
 	}

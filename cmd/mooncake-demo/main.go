@@ -23,6 +23,7 @@ import (
 
 	"github.com/mooncake-go/mooncake-go/internal/fill"
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 func main() {
@@ -111,7 +112,7 @@ func run(args []string) error {
 	pageBytes := o.layers * o.layerSize
 	multiBytes := o.pages * pageBytes
 	total := 2 * (singleBytes + multiBytes)
-	mem, err := mooncake.AllocHostMemory(total, mooncake.HostMemoryOptions{Populate: true})
+	mem, err := hostmem.Alloc(uint64(total), hostmem.Options{Populate: true})
 	if err != nil {
 		return err
 	}

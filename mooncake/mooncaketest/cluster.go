@@ -17,6 +17,7 @@
 package mooncaketest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/mooncake-go/mooncake-go/internal/fill"
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // Cluster hands out store clients that share one cluster.
@@ -119,18 +121,27 @@ func Open(t testing.TB) *mooncake.Store {
 
 // Memory maps size bytes of host memory, registers it with st, and frees it
 // when the test ends (after st is closed).
-func Memory(t testing.TB, st *mooncake.Store, size int) *mooncake.HostMemory {
+func Memory(t testing.TB, st *mooncake.Store, size int) *hostmem.Memory {
 	t.Helper()
-	m, err := mooncake.AllocHostMemory(size, mooncake.HostMemoryOptions{})
+	m, err := hostmem.Alloc(uint64(size), hostmem.Options{})
 	if err != nil {
 		t.Fatalf("alloc host memory: %v", err)
 	}
-	t.Cleanup(func() { _ = m.Free() })
+	t.Cleanup(func() {
+		if err := m.Free(); err != nil {
+			t.Errorf("free host memory: %v", err)
+		}
+	})
 	if st != nil {
 		if err := st.RegisterMemory(m); err != nil {
 			t.Fatalf("register host memory: %v", err)
 		}
-		t.Cleanup(func() { _ = st.UnregisterBuffer(m.Addr()) })
+		t.Cleanup(func() {
+			// A test may have closed the store, which ends the registration.
+			if err := st.UnregisterMemory(m); err != nil && !errors.Is(err, mooncake.ErrClosed) {
+				t.Errorf("unregister host memory: %v", err)
+			}
+		})
 	}
 	return m
 }

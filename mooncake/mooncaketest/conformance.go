@@ -9,10 +9,9 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
+	"github.com/mooncake-go/mooncake-go/internal/fill"
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // RunConformance runs the conformance suite: every operation and error case
@@ -60,6 +59,8 @@ var conformanceTests = []struct {
 	{"RegexIsPartialMatch", testRegexIsPartialMatch},
 	{"Concurrency", testConcurrency},
 	{"CloseDuringCalls", testCloseDuringCalls},
+	{"TypedCalls", testTypedCalls},
+	{"RegisteredMemoryIsNotFreed", testRegisteredMemoryIsNotFreed},
 }
 
 func isCode(t *testing.T, err error, code mooncake.ErrorCode, msgAndArgs ...any) {
@@ -305,7 +306,7 @@ func testRegistration(t *testing.T, c *Cluster) {
 	require.NoError(t, st.RegisterBuffer(a, 1<<19), "register again after unregister")
 	require.NoError(t, st.UnregisterBuffer(a))
 	require.NoError(t, st.UnregisterBuffer(a+(1<<19)))
-	var nilMem *mooncake.HostMemory
+	var nilMem *hostmem.Memory
 	isCode(t, st.RegisterMemory(nilMem), mooncake.ErrInvalidParams)
 }
 
@@ -1081,4 +1082,95 @@ func testCloseDuringCalls(t *testing.T, c *Cluster) {
 		t.Error(err)
 	}
 	require.NoError(t, st.Close())
+}
+
+// testTypedCalls: spans and packed keys move the same bytes as the uintptr
+// calls, and malformed packed lists are refused before the crossing.
+func testTypedCalls(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem := Memory(t, st, 1<<20)
+	src, err := mem.Span(0, 4096)
+	require.NoError(t, err)
+	fill.Fill(src.Bytes(), 7)
+	k := Key(t, "span")
+	require.NoError(t, st.PutSpan(k, src))
+	dst, err := mem.Span(1<<19, 4096)
+	require.NoError(t, err)
+	n, err := st.GetIntoSpan(k, dst)
+	require.NoError(t, err)
+	assert.EqualValues(t, 4096, n)
+	assert.Equal(t, src.Bytes(), dst.Bytes())
+	fill.Fill(src.Bytes(), 8)
+	require.NoError(t, st.UpsertSpan(k, src))
+	_, err = st.GetIntoSpan(k, dst)
+	require.NoError(t, err)
+	assert.Equal(t, src.Bytes(), dst.Bytes())
+	isCode(t, st.PutSpan(Key(t, "zero span"), hostmem.Span{}), mooncake.ErrInvalidParams, "the zero Span")
+
+	// Packed keys, one buffer per key and a list per key.
+	keys := hostmem.PackKeys(Key(t, "p0"), Key(t, "p1"), Key(t, "p2"))
+	base := mem.Addr()
+	single := hostmem.Buffers{Addrs: []uintptr{base, base + 1024, base + 2048}, Sizes: []uint64{1024, 1024, 1024}}
+	res, err := st.BatchPutFromBuffers(keys, single, make([]int64, 0, 3))
+	require.NoError(t, err)
+	require.NoError(t, mooncake.BatchKeysError(mooncake.OpBatchPutFrom, keys, res))
+	ex, err := st.BatchIsExistKeys(keys, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 1, 1}, ex)
+	out := hostmem.Buffers{Addrs: []uintptr{base + 1<<19, base + 1<<19 + 1024, base + 1<<19 + 2048}, Sizes: []uint64{1024, 1024, 1024}}
+	res, err = st.BatchGetIntoBuffers(keys, out, res)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1024, 1024, 1024}, res)
+	assert.Equal(t, mem.Bytes()[:3072], mem.Bytes()[1<<19:1<<19+3072])
+
+	mk := hostmem.PackKeys(Key(t, "m0"), Key(t, "m1"))
+	multi := hostmem.Buffers{Addrs: []uintptr{base, base + 100, base + 300}, Sizes: []uint64{100, 200, 50}, Offsets: []uint64{0, 2, 3}}
+	res, err = st.BatchPutFromBuffers(mk, multi, nil)
+	require.NoError(t, err)
+	require.NoError(t, mooncake.BatchKeysError(mooncake.OpBatchPutFromMultiBuffers, mk, res))
+	mout := hostmem.Buffers{Addrs: []uintptr{base + 1<<19, base + 1<<19 + 100, base + 1<<19 + 300}, Sizes: multi.Sizes, Offsets: multi.Offsets}
+	res, err = st.BatchGetIntoBuffers(mk, mout, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{300, 50}, res)
+	res, err = st.BatchUpsertFromBuffers(mk, multi, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 0}, res)
+
+	// Malformed lists never reach C.
+	bad := &hostmem.Keys{Buf: []byte("ab"), Offsets: []uint64{0, 3}}
+	_, err = st.BatchIsExistKeys(bad, nil)
+	isCode(t, err, mooncake.ErrInvalidParams, "keys past their buffer")
+	assert.True(t, errors.Is(err, hostmem.ErrShape))
+	_, err = st.BatchPutFromBuffers(keys, hostmem.Buffers{Addrs: single.Addrs[:2], Sizes: single.Sizes[:2]}, nil)
+	isCode(t, err, mooncake.ErrInvalidParams, "two buffers for three keys")
+	_, err = st.BatchGetIntoBuffers(mk, hostmem.Buffers{Addrs: multi.Addrs, Sizes: multi.Sizes, Offsets: []uint64{0, 3, 2}}, nil)
+	isCode(t, err, mooncake.ErrInvalidParams, "decreasing offsets")
+	res, err = st.BatchPutFromBuffers(nil, hostmem.Buffers{}, nil)
+	require.NoError(t, err, "no keys")
+	assert.Empty(t, res)
+	// Keys that are all empty still cross (and fail per key, as upstream).
+	empty := hostmem.PackKeys("", "")
+	ex, err = st.BatchIsExistKeys(empty, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 0}, ex)
+}
+
+// testRegisteredMemoryIsNotFreed: memory registered through RegisterMemory
+// cannot be unmapped under the store; UnregisterMemory or Close lets go.
+func testRegisteredMemoryIsNotFreed(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	mem, err := hostmem.Alloc(1<<20, hostmem.Options{})
+	require.NoError(t, err)
+	require.NoError(t, st.RegisterMemory(mem))
+	isCode(t, st.RegisterMemory(mem), mooncake.ErrInvalidParams, "registered twice")
+	assert.Equal(t, 1, mem.Registrations(), "a refused registration is not counted")
+	assert.True(t, errors.Is(mem.Free(), hostmem.ErrRegistered))
+	require.NoError(t, st.PutSpan(Key(t, "still mapped"), mem.All()), "the memory is still usable")
+	require.NoError(t, st.UnregisterMemory(mem))
+	isCode(t, st.UnregisterMemory(mem), mooncake.ErrInvalidParams, "unregistered twice")
+	require.NoError(t, st.RegisterMemory(mem))
+	require.NoError(t, st.Close())
+	assert.Equal(t, 0, mem.Registrations(), "Close ends the registrations")
+	require.NoError(t, mem.Free())
+	isCode(t, c.Open(t).RegisterMemory(mem), mooncake.ErrInvalidParams, "freed memory")
 }

@@ -53,6 +53,8 @@ import "C"
 
 import (
 	"unsafe"
+
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // Client is an opaque handle to one C-side store client. The zero value is
@@ -169,55 +171,44 @@ func (c Client) GetInto(key string, addr uintptr, size uint64) int64 {
 	return int64(C.mcgo_store_get_into(c.p, strPtr(key), C.size_t(len(key)), C.uintptr_t(addr), C.uint64_t(size)))
 }
 
-// Keys is a packed key list: key i is Buf[Offsets[i]:Offsets[i+1]].
-type Keys struct {
-	Buf     []byte
-	Offsets []uint64 // len = number of keys + 1
-}
-
-// N is the number of keys.
-func (k *Keys) N() int {
-	if len(k.Offsets) == 0 {
-		return 0
-	}
-	return len(k.Offsets) - 1
-}
+// Keys is a packed key list, the form every batch call takes.
+type Keys = hostmem.Keys
 
 // BatchPutFrom fills results[i] with 0 or a negative code for each key.
 func (c Client) BatchPutFrom(k *Keys, addrs []uintptr, sizes []uint64, rc *Replicate, results []int64) int32 {
-	return int32(C.mcgo_store_batch_put_from(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()),
+	return int32(C.mcgo_store_batch_put_from(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
 		addrsPtr(addrs), u64Ptr(sizes), rc.c(), i64Ptr(results)))
 }
 
 // BatchUpsertFrom is BatchPutFrom that replaces existing objects.
 func (c Client) BatchUpsertFrom(k *Keys, addrs []uintptr, sizes []uint64, rc *Replicate, results []int64) int32 {
-	return int32(C.mcgo_store_batch_upsert_from(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()),
+	return int32(C.mcgo_store_batch_upsert_from(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
 		addrsPtr(addrs), u64Ptr(sizes), rc.c(), i64Ptr(results)))
 }
 
 // BatchGetInto fills results[i] with the bytes read or a negative code.
 func (c Client) BatchGetInto(k *Keys, addrs []uintptr, sizes []uint64, results []int64) int32 {
-	return int32(C.mcgo_store_batch_get_into(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()),
+	return int32(C.mcgo_store_batch_get_into(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
 		addrsPtr(addrs), u64Ptr(sizes), i64Ptr(results)))
 }
 
 // BatchPutFromMultiBuffers stores, for each key, the concatenation of its
 // CSR buffer range.
 func (c Client) BatchPutFromMultiBuffers(k *Keys, addrs []uintptr, sizes []uint64, bufOffsets []uint64, rc *Replicate, results []int64) int32 {
-	return int32(C.mcgo_store_batch_put_from_multi_buffers(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()),
+	return int32(C.mcgo_store_batch_put_from_multi_buffers(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
 		addrsPtr(addrs), u64Ptr(sizes), offsPtr(bufOffsets), rc.c(), i64Ptr(results)))
 }
 
 // BatchUpsertFromMultiBuffers is BatchPutFromMultiBuffers that replaces
 // existing objects.
 func (c Client) BatchUpsertFromMultiBuffers(k *Keys, addrs []uintptr, sizes []uint64, bufOffsets []uint64, rc *Replicate, results []int64) int32 {
-	return int32(C.mcgo_store_batch_upsert_from_multi_buffers(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()),
+	return int32(C.mcgo_store_batch_upsert_from_multi_buffers(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
 		addrsPtr(addrs), u64Ptr(sizes), offsPtr(bufOffsets), rc.c(), i64Ptr(results)))
 }
 
 // BatchGetIntoMultiBuffers scatters each object over its CSR buffer range.
 func (c Client) BatchGetIntoMultiBuffers(k *Keys, addrs []uintptr, sizes []uint64, bufOffsets []uint64, preferSameNode bool, results []int64) int32 {
-	return int32(C.mcgo_store_batch_get_into_multi_buffers(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()),
+	return int32(C.mcgo_store_batch_get_into_multi_buffers(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
 		addrsPtr(addrs), u64Ptr(sizes), offsPtr(bufOffsets), cbool(preferSameNode), i64Ptr(results)))
 }
 
@@ -228,7 +219,7 @@ func (c Client) IsExist(key string) int32 {
 
 // BatchIsExist fills results[i] with 1, 0 or a negative code.
 func (c Client) BatchIsExist(k *Keys, results []int64) int32 {
-	return int32(C.mcgo_store_batch_is_exist(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.N()), i64Ptr(results)))
+	return int32(C.mcgo_store_batch_is_exist(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), i64Ptr(results)))
 }
 
 // GetSize returns the object size or a negative code.
@@ -297,10 +288,13 @@ func bytesPtr(b []byte) unsafe.Pointer {
 // is empty (the engines refuse a NULL key buffer).
 func keysPtr(k *Keys) *C.char {
 	if cap(k.Buf) == 0 {
-		return nil
+		return (*C.char)(unsafe.Pointer(&noKeyBytes))
 	}
 	return (*C.char)(unsafe.Pointer(unsafe.SliceData(k.Buf[:1])))
 }
+
+// noKeyBytes is the key buffer of a list whose keys are all empty.
+var noKeyBytes byte
 
 func offsPtr(o []uint64) *C.uint64_t {
 	if len(o) == 0 {

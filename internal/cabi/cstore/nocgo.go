@@ -2,7 +2,10 @@
 
 package cstore
 
-import "github.com/mooncake-go/mooncake-go/internal/cabi"
+import (
+	"github.com/mooncake-go/mooncake-go/internal/cabi"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+)
 
 // This file lets the module build with CGO_ENABLED=0 (so that pure-Go
 // packages such as hostcache, and programs that only use them, still build).
@@ -11,19 +14,8 @@ import "github.com/mooncake-go/mooncake-go/internal/cabi"
 // Client is an opaque handle; without cgo it can never be valid.
 type Client struct{ _ uintptr }
 
-// Keys is a packed key list: key i is Buf[Offsets[i]:Offsets[i+1]].
-type Keys struct {
-	Buf     []byte
-	Offsets []uint64
-}
-
-// N is the number of keys.
-func (k *Keys) N() int {
-	if len(k.Offsets) == 0 {
-		return 0
-	}
-	return len(k.Offsets) - 1
-}
+// Keys is a packed key list, the form every batch call takes.
+type Keys = hostmem.Keys
 
 func Create() (Client, int32)                                         { return Client{}, cabi.CodeNoCgo }
 func (c Client) Destroy()                                             {}

@@ -2,17 +2,17 @@ package hostmem
 
 import "golang.org/x/sys/unix"
 
-// Linux mmap flags and advice; 0 on other systems, where they are ignored.
+// Linux mmap flags and advice; 0 on other systems, where they are not used.
 const (
-	MapPopulate  = unix.MAP_POPULATE
-	MapHugeTLB   = unix.MAP_HUGETLB
-	MadvHugePage = unix.MADV_HUGEPAGE
+	mapPopulate  = unix.MAP_POPULATE
+	mapHugeTLB   = unix.MAP_HUGETLB
+	madvHugePage = unix.MADV_HUGEPAGE
 )
 
-// Populate faults in every page of b for writing: MADV_POPULATE_WRITE
+// populate faults in every page of b for writing: MADV_POPULATE_WRITE
 // (Linux 5.14), else a write to each page. Used after MADV_HUGEPAGE, which
 // MAP_POPULATE would precede.
-func Populate(b []byte) {
+func populate(b []byte) {
 	if unix.Madvise(b, unix.MADV_POPULATE_WRITE) == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package mooncake
+package hostmem_test
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // anonHugeKiB reads the AnonHugePages of the mapping that starts at addr
@@ -47,7 +49,7 @@ func TestTransparentHugePages(t *testing.T) {
 	}
 	const size = 32 << 20
 	for _, thp := range []bool{false, true} {
-		m, err := AllocHostMemory(size, HostMemoryOptions{Populate: true, TransparentHugePages: thp})
+		m, err := hostmem.Alloc(size, hostmem.Options{Populate: true, TransparentHugePages: thp})
 		require.NoError(t, err)
 		huge := anonHugeKiB(t, m.Addr())
 		t.Logf("TransparentHugePages=%v: AnonHugePages %d KiB of %d", thp, huge, size>>10)
