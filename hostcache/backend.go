@@ -37,7 +37,7 @@ type Options struct {
 }
 
 // Backend is the HiCache storage backend over a Mooncake Store (SGLang
-// MooncakeStore, hicache-spec §2–§3). Register the anchor pool with
+// MooncakeStore, mem_cache/storage/mooncake_store/mooncake_store.py). Register the anchor pool with
 // RegisterPool, side pools with RegisterPoolV2, then call the Batch* methods.
 // All methods are safe for concurrent use.
 type Backend struct {
@@ -53,9 +53,9 @@ type Backend struct {
 	pools  map[PoolName]*sidePool
 	regs   []registration // sorted by addr
 	// Scratch batches: a few slots that survive garbage collections (a
-	// sync.Pool is emptied by them, and a fresh Batch allocates while it
+	// sync.Pool is emptied by them, and a fresh batch allocates while it
 	// grows), then a sync.Pool for bursts of concurrent calls.
-	slots   [scratchSlots]atomic.Pointer[Batch]
+	slots   [scratchSlots]atomic.Pointer[batch]
 	scratch sync.Pool
 }
 
@@ -98,7 +98,7 @@ func NewBackend(store Store, opts Options) (*Backend, error) {
 	}
 	b := &Backend{store: store, opts: opts, pools: map[PoolName]*sidePool{}}
 	b.skipBackup = opts.RankReplicated && opts.TPRank != 0
-	b.scratch.New = func() any { return new(Batch) }
+	b.scratch.New = func() any { return new(batch) }
 	return b, nil
 }
 

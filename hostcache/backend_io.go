@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+
 	"github.com/mooncake-go/mooncake-go/internal/codes"
 )
 
@@ -30,16 +32,16 @@ type PoolTransferResult struct {
 	Restorable []int
 }
 
-func (b *Backend) getBatch() *Batch {
+func (b *Backend) getBatch() *batch {
 	for i := range b.slots {
 		if bt := b.slots[i].Swap(nil); bt != nil {
 			return bt
 		}
 	}
-	return b.scratch.Get().(*Batch)
+	return b.scratch.Get().(*batch)
 }
 
-func (b *Backend) putBatch(x *Batch) {
+func (b *Backend) putBatch(x *batch) {
 	for i := range b.slots {
 		if b.slots[i].CompareAndSwap(nil, x) {
 			return
@@ -74,11 +76,11 @@ func resizeInts(dst []int64, n int) []int64 {
 	return dst[:n]
 }
 
-// PrepareV1 fills bt with the v1 keys, page buffer meta and (for
+// prepareV1 fills bt with the v1 keys, page buffer meta and (for
 // multi-buffer pages) CSR offsets of pageKeys/hostIndices on the anchor
 // pool, exactly what BatchGetV1/BatchSetV1 hand to the store. It does no
 // store call and does not allocate once bt has grown to the batch size.
-func (b *Backend) PrepareV1(bt *Batch, pageKeys []string, hostIndices []int64) error {
+func (b *Backend) prepareV1(bt *batch, pageKeys []string, hostIndices []int64) error {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if err := b.usableLocked(); err != nil {
@@ -87,7 +89,7 @@ func (b *Backend) PrepareV1(bt *Batch, pageKeys []string, hostIndices []int64) e
 	return b.prepareV1Locked(bt, pageKeys, hostIndices)
 }
 
-func (b *Backend) prepareV1Locked(bt *Batch, pageKeys []string, hostIndices []int64) error {
+func (b *Backend) prepareV1Locked(bt *batch, pageKeys []string, hostIndices []int64) error {
 	bt.reset()
 	anchor := b.anchor
 	if err := checkPages(anchor, PoolKV, pageKeys, hostIndices); err != nil {
@@ -111,8 +113,8 @@ func (b *Backend) prepareV1Locked(bt *Batch, pageKeys []string, hostIndices []in
 		bt.reset()
 		return err
 	}
-	bt.Pages = len(pageKeys)
-	bt.KeysPerPage = len(b.scheme.v1)
+	bt.pages = len(pageKeys)
+	bt.keysPerPage = len(b.scheme.v1)
 	return nil
 }
 
@@ -128,11 +130,11 @@ func checkPages(pool Pool, name PoolName, pageKeys []string, hostIndices []int64
 	return nil
 }
 
-// PrepareV2 fills bt with every transfer's component keys, meta and CSR
+// prepareV2 fills bt with every transfer's component keys, meta and CSR
 // offsets as one aggregated batch (the form BatchGetV2/BatchSetV2 send). For
 // a write on a rank that skips backup (see SkipsBackup), transfers whose keys
 // carry no TP rank are left out when forSet is true.
-func (b *Backend) PrepareV2(bt *Batch, transfers []PoolTransfer, forSet bool) error {
+func (b *Backend) prepareV2(bt *batch, transfers []PoolTransfer, forSet bool) error {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if err := b.usableLocked(); err != nil {
@@ -141,7 +143,7 @@ func (b *Backend) PrepareV2(bt *Batch, transfers []PoolTransfer, forSet bool) er
 	return b.prepareV2Locked(bt, transfers, forSet)
 }
 
-func (b *Backend) prepareV2Locked(bt *Batch, transfers []PoolTransfer, forSet bool) error {
+func (b *Backend) prepareV2Locked(bt *batch, transfers []PoolTransfer, forSet bool) error {
 	bt.reset()
 	for _, t := range transfers {
 		sp := b.pools[t.Name]
@@ -154,7 +156,7 @@ func (b *Backend) prepareV2Locked(bt *Batch, transfers []PoolTransfer, forSet bo
 			return err
 		}
 		if forSet && b.skipBackup && !sp.rankLocal {
-			bt.segs = append(bt.segs, segment{name: t.Name, keyStart: len(bt.Keys), keyEnd: len(bt.Keys), m: len(sp.suffixes), pages: len(t.Keys), skip: true})
+			bt.segs = append(bt.segs, segment{name: t.Name, keyStart: bt.nkeys(), keyEnd: bt.nkeys(), m: len(sp.suffixes), pages: len(t.Keys), skip: true})
 			continue
 		}
 		pool, idx := sp.pool, t.HostIndices
@@ -165,7 +167,7 @@ func (b *Backend) prepareV2Locked(bt *Batch, transfers []PoolTransfer, forSet bo
 			bt.reset()
 			return err
 		}
-		bt.Pages += len(t.Keys)
+		bt.pages += len(t.Keys)
 	}
 	return nil
 }
@@ -183,41 +185,32 @@ func checkCount(op string, res []int64, want int, err error) error {
 	return nil
 }
 
-func (b *Backend) exists(keys []string, dst []int64) ([]int64, error) {
-	res, err := b.store.BatchIsExist(keys, dst[:0])
-	if err := checkCount("BatchIsExist", res, len(keys), err); err != nil {
+func (b *Backend) exists(keys *hostmem.Keys, dst []int64) ([]int64, error) {
+	res, err := b.store.BatchIsExistKeys(keys, dst[:0])
+	if err := checkCount("BatchIsExist", res, keys.Len(), err); err != nil {
 		return dst[:0], err
 	}
 	return res, nil
 }
 
-func (b *Backend) put(keys []string, m MultiBuffers, multi bool, dst []int64) ([]int64, error) {
-	var res []int64
-	var err error
-	op := "BatchPutFrom"
-	if multi {
-		op = "BatchPutFromMultiBuffers"
-		res, err = b.store.BatchPutFromMultiBuffers(keys, m.Addrs, m.Sizes, m.Offsets, dst[:0])
-	} else {
-		res, err = b.store.BatchPutFrom(keys, m.Addrs, m.Sizes, dst[:0])
+func storeOp(single, multi string, bufs hostmem.Buffers) string {
+	if bufs.Multi() {
+		return multi
 	}
-	if err := checkCount(op, res, len(keys), err); err != nil {
+	return single
+}
+
+func (b *Backend) put(keys *hostmem.Keys, bufs hostmem.Buffers, dst []int64) ([]int64, error) {
+	res, err := b.store.BatchPutFromBuffers(keys, bufs, dst[:0])
+	if err := checkCount(storeOp("BatchPutFrom", "BatchPutFromMultiBuffers", bufs), res, keys.Len(), err); err != nil {
 		return dst[:0], err
 	}
 	return res, nil
 }
 
-func (b *Backend) get(keys []string, m MultiBuffers, multi bool, dst []int64) ([]int64, error) {
-	var res []int64
-	var err error
-	op := "BatchGetInto"
-	if multi {
-		op = "BatchGetIntoMultiBuffers"
-		res, err = b.store.BatchGetIntoMultiBuffers(keys, m.Addrs, m.Sizes, m.Offsets, dst[:0])
-	} else {
-		res, err = b.store.BatchGetInto(keys, m.Addrs, m.Sizes, dst[:0])
-	}
-	if err := checkCount(op, res, len(keys), err); err != nil {
+func (b *Backend) get(keys *hostmem.Keys, bufs hostmem.Buffers, dst []int64) ([]int64, error) {
+	res, err := b.store.BatchGetIntoBuffers(keys, bufs, dst[:0])
+	if err := checkCount(storeOp("BatchGetInto", "BatchGetIntoMultiBuffers", bufs), res, keys.Len(), err); err != nil {
 		return dst[:0], err
 	}
 	return res, nil
@@ -228,8 +221,8 @@ func (b *Backend) get(keys []string, m MultiBuffers, multi bool, dst []int64) ([
 
 // doGet reads every key of bt and stores, per key, 1 for success (the
 // store returned exactly the object size) or the failure code in bt.results.
-func (b *Backend) doGet(bt *Batch) error {
-	res, err := b.get(bt.Keys, bt.MultiBuffers(), bt.Multi, bt.results)
+func (b *Backend) doGet(bt *batch) error {
+	res, err := b.get(&bt.keys, bt.bufs, bt.results)
 	bt.results = res
 	if err != nil {
 		return err
@@ -238,7 +231,7 @@ func (b *Backend) doGet(bt *Batch) error {
 		// A get returns the object size. Accept only exactly the bytes the
 		// page occupies: a smaller object (single-buffer get into a larger
 		// destination) would leave the page partly stale.
-		if r > 0 && uint64(r) == bt.ObjectSize(i) {
+		if r > 0 && uint64(r) == bt.objectSize(i) {
 			res[i] = 0
 		} else if r >= 0 {
 			res[i] = codes.StoreInvalidParams
@@ -249,13 +242,13 @@ func (b *Backend) doGet(bt *Batch) error {
 
 // doSet writes bt: exists first, then puts only the keys that do not exist,
 // leaving 0 (success) or the failure code per key in bt.results.
-func (b *Backend) doSet(bt *Batch) error {
-	n := len(bt.Keys)
+func (b *Backend) doSet(bt *batch) error {
+	n := bt.nkeys()
 	if n == 0 {
 		bt.results = bt.results[:0]
 		return nil
 	}
-	ex, err := b.exists(bt.Keys, bt.exist)
+	ex, err := b.exists(&bt.keys, bt.exist)
 	bt.exist = ex
 	if err != nil {
 		return err
@@ -275,11 +268,11 @@ func (b *Backend) doSet(bt *Batch) error {
 	if len(s.idx) == 0 {
 		return nil
 	}
-	keys, m := bt.Keys, bt.MultiBuffers()
+	keys, bufs := &bt.keys, bt.bufs
 	if len(s.idx) != n {
-		keys, m = bt.subset()
+		keys, bufs = bt.subset()
 	}
-	put, err := b.put(keys, m, bt.Multi, s.results)
+	put, err := b.put(keys, bufs, s.results)
 	s.results = put
 	if err != nil {
 		return err
@@ -291,32 +284,29 @@ func (b *Backend) doSet(bt *Batch) error {
 }
 
 // subset gathers the keys and buffers listed in bt.sub.idx.
-func (bt *Batch) subset() ([]string, MultiBuffers) {
+func (bt *batch) subset() (*hostmem.Keys, hostmem.Buffers) {
 	s := &bt.sub
-	s.keys = s.keys[:0]
-	s.addrs = s.addrs[:0]
-	s.sizes = s.sizes[:0]
-	s.offsets = s.offsets[:0]
-	if bt.Multi {
-		s.offsets = append(s.offsets, 0)
+	s.keys.Reset()
+	s.bufs.Addrs = s.bufs.Addrs[:0]
+	s.bufs.Sizes = s.bufs.Sizes[:0]
+	if bt.multi() {
+		s.bufs.Offsets = append(s.bufs.Offsets[:0], 0)
 	}
 	for _, i := range s.idx {
-		s.keys = append(s.keys, bt.Keys[i])
-		if bt.Multi {
-			lo, hi := bt.Offsets[i], bt.Offsets[i+1]
-			s.addrs = append(s.addrs, bt.Addrs[lo:hi]...)
-			s.sizes = append(s.sizes, bt.Sizes[lo:hi]...)
-			s.offsets = append(s.offsets, uint64(len(s.addrs)))
-		} else {
-			s.addrs = append(s.addrs, bt.Addrs[i])
-			s.sizes = append(s.sizes, bt.Sizes[i])
+		s.keys.Buf = append(s.keys.Buf, bt.keys.Bytes(i)...)
+		s.keys.Offsets = append(s.keys.Offsets, uint64(len(s.keys.Buf)))
+		a, sz := bt.bufs.Group(i)
+		s.bufs.Addrs = append(s.bufs.Addrs, a...)
+		s.bufs.Sizes = append(s.bufs.Sizes, sz...)
+		if bt.multi() {
+			s.bufs.Offsets = append(s.bufs.Offsets, uint64(len(s.bufs.Addrs)))
 		}
 	}
-	m := MultiBuffers{Addrs: s.addrs, Sizes: s.sizes}
-	if bt.Multi {
-		m.Offsets = s.offsets
+	bufs := s.bufs
+	if !bt.multi() {
+		bufs.Offsets = nil
 	}
-	return s.keys, m
+	return &s.keys, bufs
 }
 
 // pageResults turns per-key codes (0 = success) of one segment into one bool
@@ -365,8 +355,8 @@ func (b *Backend) batchExistsLocked(pageKeys []string) (int, error) {
 	bt := b.getBatch()
 	defer b.putBatch(bt)
 	bt.reset()
-	bt.Keys = buildKeysAt(bt, b.scheme.tagPrefix, pageKeys, b.scheme.v1)
-	ex, err := b.exists(bt.Keys, bt.exist)
+	bt.buildKeys(b.scheme.tagPrefix, pageKeys, b.scheme.v1)
+	ex, err := b.exists(&bt.keys, bt.exist)
 	bt.exist = ex
 	if err != nil {
 		return 0, err
@@ -464,7 +454,7 @@ func (b *Backend) batchIOV2(transfers []PoolTransfer, isSet bool) (map[PoolName]
 	}
 	var err error
 	switch {
-	case len(bt.Keys) == 0:
+	case bt.nkeys() == 0:
 		bt.results = bt.results[:0]
 	case isSet:
 		err = b.doSet(bt)
@@ -526,8 +516,8 @@ func (b *Backend) BatchExistsV2(pageKeys []string, transfers []PoolTransfer) (Po
 			return res, &PoolError{Name: t.Name, Reason: fmt.Sprintf("unsupported hit policy %v", t.HitPolicy), Err: ErrInvalidConfig}
 		}
 		bt.reset()
-		bt.Keys = buildKeysAt(bt, b.scheme.tagPrefix, pageKeys, sp.suffixes)
-		ex, err := b.exists(bt.Keys, bt.exist)
+		bt.buildKeys(b.scheme.tagPrefix, pageKeys, sp.suffixes)
+		ex, err := b.exists(&bt.keys, bt.exist)
 		bt.exist = ex
 		if err != nil {
 			return res, err

@@ -127,9 +127,9 @@ func TestMultiBufferDispatch(t *testing.T) {
 
 			var bt hc.Batch
 			require.NoError(t, f.be.PrepareV1(&bt, keys, rows(0, 1, 2)))
-			assert.Equal(t, tc.multi, bt.Multi)
-			assert.Equal(t, tc.multi, hc.UsesMultiBuffer(bt.MultiBuffers()))
-			require.NoError(t, bt.MultiBuffers().Validate(len(bt.Keys)))
+			assert.Equal(t, tc.multi, bt.Multi())
+			assert.Equal(t, tc.multi, hc.UsesMultiBuffer(bt.Buffers()))
+			require.NoError(t, bt.Buffers().Validate(bt.NumKeys()))
 		})
 	}
 }
@@ -378,10 +378,10 @@ func TestV2Aggregated(t *testing.T) {
 	}
 	var bt hc.Batch
 	require.NoError(t, f.be.PrepareV2(&bt, ts, true))
-	assert.True(t, bt.Multi, "the layer_first SWA pages are packed")
-	assert.Equal(t, []uint64{0, 3, 6, 9, 10, 11, 12}, bt.Offsets, "3 SWA groups of 3 layers, then 3 single indexer buffers")
-	assert.Equal(t, keys[0]+"__swa", bt.Keys[0])
-	assert.Equal(t, keys[0]+"__indexer", bt.Keys[3])
+	assert.True(t, bt.Multi(), "the layer_first SWA pages are packed")
+	assert.Equal(t, []uint64{0, 3, 6, 9, 10, 11, 12}, bt.Buffers().Offsets, "3 SWA groups of 3 layers, then 3 single indexer buffers")
+	assert.Equal(t, keys[0]+"__swa", bt.Keys()[0])
+	assert.Equal(t, keys[0]+"__indexer", bt.Keys()[3])
 
 	res, err := f.be.BatchSetV2(ts)
 	require.NoError(t, err)
@@ -497,8 +497,8 @@ func TestSplitHeadsBackend(t *testing.T) {
 	keys := keysN(2)
 	var bt hc.Batch
 	require.NoError(t, f.be.PrepareV1(&bt, keys, rows(0, 1)))
-	assert.Equal(t, []string{keys[0] + "_2_k", keys[0] + "_2_v", keys[0] + "_3_k", keys[0] + "_3_v"}, bt.Keys[:4])
-	assert.Equal(t, 4, bt.KeysPerPage)
+	assert.Equal(t, []string{keys[0] + "_2_k", keys[0] + "_2_v", keys[0] + "_3_k", keys[0] + "_3_v"}, bt.Keys()[:4])
+	assert.Equal(t, 4, bt.KeysPerPage())
 	res, err := f.be.BatchSetV1(keys, rows(0, 1), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true, true}, res)

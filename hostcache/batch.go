@@ -4,40 +4,33 @@ import (
 	"fmt"
 	"slices"
 	"unsafe"
+
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
-// Batch is reusable scratch for one storage call: the component keys, the
-// page buffer meta and, when pages are multi-buffer objects, the CSR offsets
-// that group the meta under the keys. Its slices grow once and are reused, so
-// preparing a batch of the same shape again does not allocate.
-//
-// A Batch is not safe for concurrent use. Keys point into an internal arena
-// and are valid only until the Batch is prepared again (see Keys).
-type Batch struct {
-	// Keys are the tagged component keys, page-major.
-	Keys []string
-	// Addrs and Sizes are the buffers of every key, key-major: key i owns
-	// Addrs[Offsets[i]:Offsets[i+1]] when Multi, else Addrs[i].
-	Addrs []uintptr
-	Sizes []uint64
-	// Offsets is the CSR index (len(Keys)+1 entries) when Multi.
-	Offsets []uint64
-	// Multi reports whether any key owns more than one buffer; the batch
-	// then goes to the multi-buffer store calls.
-	Multi bool
-	// Pages is the number of logical pages, KeysPerPage the key multiplier of
-	// a single-pool batch (v1), 0 for a v2 batch that mixes pools.
-	Pages       int
-	KeysPerPage int
+// batch is reusable scratch for one storage call: the component keys
+// (packed), the page buffer meta and, when pages are multi-buffer objects,
+// the CSR offsets that group the meta under the keys. Its slices grow once
+// and are reused, so preparing a batch of the same shape again does not
+// allocate. A batch is not safe for concurrent use; the backend keeps a few
+// in slots and a sync.Pool.
+type batch struct {
+	// keys are the tagged component keys, page-major.
+	keys hostmem.Keys
+	// bufs are the buffers of every key, key-major; bufs.Offsets is set
+	// when some key owns more than one buffer (the multi-buffer calls).
+	bufs hostmem.Buffers
+	// pages is the number of logical pages, keysPerPage the key multiplier
+	// of a single-pool batch (v1), 0 for a v2 batch that mixes pools.
+	pages       int
+	keysPerPage int
 
-	segs      []segment
-	arenaUsed int
-	kc        keyCache
-	keys      Keys
-	results   []int64
-	exist     []int64
-	sub       subset
-	pageOK    []bool
+	offs    []uint64 // keeps the capacity of bufs.Offsets across resets
+	segs    []segment
+	kc      keyCache
+	results []int64
+	exist   []int64
+	sub     subset
 }
 
 // segment is the part of a batch that belongs to one pool transfer.
@@ -52,66 +45,49 @@ type segment struct {
 
 type subset struct {
 	idx     []int
-	keys    []string
-	addrs   []uintptr
-	sizes   []uint64
-	offsets []uint64
+	keys    hostmem.Keys
+	bufs    hostmem.Buffers
 	results []int64
 }
 
-// MultiBuffers returns the batch meta as a MultiBuffers value (Offsets nil
-// when the batch is single-buffer).
-func (b *Batch) MultiBuffers() MultiBuffers {
-	m := MultiBuffers{Addrs: b.Addrs, Sizes: b.Sizes}
-	if b.Multi {
-		m.Offsets = b.Offsets
-	}
-	return m
-}
+// nkeys returns the number of keys of the batch.
+func (b *batch) nkeys() int { return b.keys.Len() }
 
-// ObjectSize returns the size of key i's object.
-func (b *Batch) ObjectSize(i int) uint64 {
-	if !b.Multi {
-		return b.Sizes[i]
-	}
-	var n uint64
-	for _, s := range b.Sizes[b.Offsets[i]:b.Offsets[i+1]] {
-		n += s
-	}
-	return n
-}
+// multi reports whether the batch goes to the multi-buffer store calls.
+func (b *batch) multi() bool { return b.bufs.Offsets != nil }
 
-func (b *Batch) reset() {
-	b.Keys = b.keys.Keys[:0]
-	b.Addrs = b.Addrs[:0]
-	b.Sizes = b.Sizes[:0]
-	b.Offsets = b.Offsets[:0]
-	b.Multi = false
-	b.Pages = 0
-	b.KeysPerPage = 0
+func (b *batch) reset() {
+	b.keys.Reset()
+	b.bufs.Addrs = b.bufs.Addrs[:0]
+	b.bufs.Sizes = b.bufs.Sizes[:0]
+	if b.bufs.Offsets != nil {
+		b.offs = b.bufs.Offsets[:0]
+	}
+	b.bufs.Offsets = nil
+	b.pages = 0
+	b.keysPerPage = 0
 	b.segs = b.segs[:0]
-	b.arenaUsed = 0
 }
 
 // addSegment appends one pool's pages: keys = prefix+pageKey+suffix for each
 // suffix, meta from metaFn. When a page has more entries than keys, the
 // entries are grouped (packed) under the keys, which is only allowed with one
 // key per page.
-func (b *Batch) addSegment(name PoolName, scheme *KeyScheme, pageKeys []string, suffixes []string,
+func (b *batch) addSegment(name PoolName, scheme *KeyScheme, pageKeys []string, suffixes []string,
 	metaFn func(a []uintptr, s []uint64) ([]uintptr, []uint64, error), pool Pool, pages int) error {
-	k0, a0 := len(b.Keys), len(b.Addrs)
+	k0, a0 := b.nkeys(), len(b.bufs.Addrs)
 	var err error
-	b.Addrs, b.Sizes, err = metaFn(b.Addrs, b.Sizes)
+	b.bufs.Addrs, b.bufs.Sizes, err = metaFn(b.bufs.Addrs, b.bufs.Sizes)
 	if err != nil {
 		return err
 	}
-	b.Keys = buildKeysAt(b, scheme.tagPrefix, pageKeys, suffixes)
-	nk, ne := len(b.Keys)-k0, len(b.Addrs)-a0
+	b.buildKeys(scheme.tagPrefix, pageKeys, suffixes)
+	nk, ne := b.nkeys()-k0, len(b.bufs.Addrs)-a0
 	m := len(suffixes)
-	b.segs = append(b.segs, segment{name: name, keyStart: k0, keyEnd: len(b.Keys), m: m, pages: pages})
+	b.segs = append(b.segs, segment{name: name, keyStart: k0, keyEnd: b.nkeys(), m: m, pages: pages})
 	switch {
 	case ne == nk:
-		if b.Multi {
+		if b.multi() {
 			b.extendOffsets(nk, 1)
 		}
 		return nil
@@ -120,10 +96,9 @@ func (b *Batch) addSegment(name PoolName, scheme *KeyScheme, pageKeys []string, 
 			return &LayoutError{Pool: pool.String(), Kind: pool.host().kind, Layout: pool.Layout(), Op: "storage",
 				Reason: fmt.Sprintf("pages have %d buffers for %d keys per page (MHA K and V); grouping consecutive buffers would mix K and V, so multi-buffer pages are only supported with one key per page (MLA-style); use page_first or page_first_direct for MHA", ne/(nk/m), m)}
 		}
-		if !b.Multi {
-			b.Multi = true
-			b.Offsets = slices.Grow(b.Offsets[:0], len(b.Keys)+1)[:1]
-			b.Offsets[0] = 0
+		if !b.multi() {
+			// Earlier keys of this batch had one buffer each.
+			b.bufs.Offsets = append(slices.Grow(b.offs[:0], b.nkeys()+1), 0)
 			b.extendOffsets(k0, 1)
 		}
 		b.extendOffsets(nk, ne/nk)
@@ -138,81 +113,64 @@ func (b *Batch) addSegment(name PoolName, scheme *KeyScheme, pageKeys []string, 
 }
 
 // extendOffsets appends offsets for n more keys of nbuf buffers each.
-func (b *Batch) extendOffsets(n, nbuf int) {
-	last := b.Offsets[len(b.Offsets)-1]
-	b.Offsets = slices.Grow(b.Offsets, n)
+func (b *batch) extendOffsets(n, nbuf int) {
+	o := b.bufs.Offsets
+	last := o[len(o)-1]
+	o = slices.Grow(o, n)
 	for i := 0; i < n; i++ {
 		last += uint64(nbuf)
-		b.Offsets = append(b.Offsets, last)
+		o = append(o, last)
 	}
+	b.bufs.Offsets = o
 }
 
-// keySlack is the spare arena room appendKeys may scribble into (it stores
-// short suffixes as one 8-byte word).
-const keySlack = 8
-
-// keyCache remembers the first key segment built in a Batch so that the
-// next build of the same page list (e.g. BatchExists followed by
-// BatchGetV1 on a pooled Batch, or a caller re-preparing its own Batch)
-// rewrites only the pages whose key changed.
+// keyCache remembers the keys of the first key segment built in a batch so
+// that the next build of the same page list (e.g. BatchExists followed by
+// BatchGetV1 on a pooled batch) rewrites only the pages whose key changed.
+// This rewrites key bytes in place, which is safe because keys leave the
+// batch packed (bytes that the Store contract says are not kept), never as
+// strings.
 type keyCache struct {
 	valid  bool
 	prefix string
 	sfx    []string // compared by identity (same backing array and length)
 	pages  []string // the page keys the cached keys were built from
 	n      int      // number of keys
-	bytes  int      // arena bytes they use
+	bytes  int      // key bytes they use
 }
 
 func sameStrings(a, b []string) bool {
 	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
 }
 
-// buildKeysAt appends keys for pageKeys×suffixes to b.Keys in the batch
-// arena. When a later segment needs more room than is left, a larger arena
-// is allocated; earlier keys of this batch keep pointing at the previous,
-// unchanged array, so they stay valid.
-func buildKeysAt(b *Batch, prefix string, pageKeys []string, suffixes []string) []string {
+// buildKeys appends the keys of pageKeys×suffixes to b.keys.
+func (b *batch) buildKeys(prefix string, pageKeys []string, suffixes []string) {
 	total := keysLen(prefix, pageKeys, suffixes)
 	if total == 0 {
-		return b.Keys
+		return
 	}
-	first := len(b.Keys) == 0 && b.arenaUsed == 0
+	first := b.nkeys() == 0
 	kc := &b.kc
 	if first && kc.valid && kc.prefix == prefix && sameStrings(kc.sfx, suffixes) && len(kc.pages) == len(pageKeys) &&
-		kc.bytes == total && b.refreshKeys(prefix, pageKeys, suffixes) {
-		b.Keys = b.keys.Keys[:kc.n]
-		b.arenaUsed = kc.bytes
-		return b.Keys
+		kc.bytes == total && cap(b.keys.Offsets) > kc.n && b.refreshKeys(prefix, pageKeys, suffixes) {
+		b.keys.Buf = b.keys.Buf[:kc.bytes]
+		b.keys.Offsets = b.keys.Offsets[:kc.n+1]
+		return
 	}
-	if cap(b.keys.arena)-b.arenaUsed < total+keySlack {
-		n := 2 * cap(b.keys.arena)
-		if n < b.arenaUsed+total+keySlack {
-			n = b.arenaUsed + total + keySlack
-		}
-		b.keys.arena = make([]byte, n)
-		b.arenaUsed = 0
-		kc.valid = false // the cached keys live in the previous array
-	}
-	a := b.keys.arena[:cap(b.keys.arena)]
-	keys := appendKeys(b.Keys, a[b.arenaUsed:b.arenaUsed+total+keySlack], prefix, pageKeys, suffixes)
-	b.arenaUsed += total
-	b.keys.Keys = keys
-	if first && b.arenaUsed == total {
+	appendKeys(&b.keys, prefix, pageKeys, suffixes)
+	if first {
 		kc.valid, kc.prefix, kc.sfx = true, prefix, suffixes
 		kc.pages = append(kc.pages[:0], pageKeys...)
-		kc.n, kc.bytes = len(keys), total
-	} else if first {
-		kc.valid = false
+		kc.n, kc.bytes = b.nkeys(), len(b.keys.Buf)
 	}
-	return keys
 }
 
 // refreshKeys rewrites, in place, the keys of every page whose page key
-// differs from the cached one. It returns false (leaving a full rebuild to
-// the caller) when a page key has a different length or when many pages
+// differs from the cached one; the offsets are unchanged since every page
+// key keeps its length. It returns false (leaving a full rebuild to the
+// caller) when a page key has a different length or when many pages
 // changed.
-func (b *Batch) refreshKeys(prefix string, pageKeys []string, suffixes []string) bool {
+func (b *batch) refreshKeys(prefix string, pageKeys []string, suffixes []string) bool {
 	kc := &b.kc
 	if n := len(pageKeys); n > 4 && pageKeys[0] != kc.pages[0] && pageKeys[n-1] != kc.pages[n-1] {
 		return false // a new page list: rebuild without comparing every key
@@ -231,7 +189,7 @@ func (b *Batch) refreshKeys(prefix string, pageKeys []string, suffixes []string)
 	if changed == 0 {
 		return true
 	}
-	a := b.keys.arena
+	a := b.keys.Buf[:kc.bytes]
 	off := 0
 	for i, pk := range pageKeys {
 		stem := len(prefix) + len(pk)
@@ -251,3 +209,6 @@ func (b *Batch) refreshKeys(prefix string, pageKeys []string, suffixes []string)
 	}
 	return true
 }
+
+// objectSize returns the size of key i's object.
+func (b *batch) objectSize(i int) uint64 { return b.bufs.ObjectSize(i) }

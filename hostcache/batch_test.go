@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -47,32 +49,79 @@ func TestBatchKeyReuse(t *testing.T) {
 		keys := variants[name]
 		require.NoError(t, be.PrepareV1(&bt, keys, rowsOf(len(keys))), name)
 		want := scheme.V1Keys(keys)
-		require.Equal(t, want, bt.Keys, name)
-		for _, k := range bt.Keys {
+		require.Equal(t, want, bt.Keys(), name)
+		for _, k := range bt.Keys() {
 			require.True(t, strings.HasPrefix(k, "t_"), name)
 		}
 	}
 	// A v2-style multi-segment batch after a cached v1 build still builds
 	// every key correctly, and the next v1 build is still right.
 	require.NoError(t, be.PrepareV1(&bt, base, rowsOf(16)))
-	var other hc.Keys
+	var other hostmem.Keys
 	scheme.Build(&other, base, scheme.V1Suffixes())
-	assert.Equal(t, other.Keys, bt.Keys)
+	assert.Equal(t, other.Strings(), bt.Keys())
 }
 
 func TestKeysBuildReuse(t *testing.T) {
 	s, err := hc.NewKeyScheme(hc.KeyConfig{RankReplicated: true})
 	require.NoError(t, err)
-	var k hc.Keys
+	var k hostmem.Keys
 	s.Build(&k, []string{"a", "bb"}, s.V1Suffixes())
-	assert.Equal(t, []string{"a__k", "bb__k"}, k.Keys)
-	first := k.Keys[0]
+	assert.Equal(t, []string{"a__k", "bb__k"}, k.Strings())
+	first := k.String(0)
 	s.Build(&k, []string{"c", "dd", "eee"}, s.V1Suffixes())
-	assert.Equal(t, []string{"c__k", "dd__k", "eee__k"}, k.Keys)
-	// Documented: keys from the previous Build may be overwritten in place.
-	_ = first
+	assert.Equal(t, []string{"c__k", "dd__k", "eee__k"}, k.Strings())
+	assert.Equal(t, "a__k", first, "a key taken as a string is a copy")
 	s.Build(&k, nil, s.V1Suffixes())
-	assert.Empty(t, k.Keys)
+	assert.Empty(t, k.Strings())
+}
+
+// TestHeldKeysDoNotChange: every string a caller or a Store sees is its own
+// (strings are immutable), even though the backend rewrites its packed keys
+// in place for the next batch: here a Store keeps the keys of the first
+// call, and the next calls (same page list with one page changed, the
+// in-place refresh path; then a new list) must not change them.
+func TestHeldKeysDoNotChange(t *testing.T) {
+	store := ht.NewFakeStore()
+	var held [][]string
+	store.Intercept = func(op ht.Op, keys []string, res []int64) ([]int64, error) {
+		if op == ht.OpExist {
+			held = append(held, keys)
+		}
+		return res, nil
+	}
+	alloc := ht.NewAllocator(t)
+	pool, err := hc.NewMLAPool(hc.MLAConfig{Layers: 2, LatentDim: 8, DType: hc.BF16, PageSize: 4, Tokens: 16 * 4, Layout: hc.PageFirst, Allocator: alloc})
+	require.NoError(t, err)
+	be, err := hc.NewBackend(store, hc.Options{RankReplicated: true})
+	require.NoError(t, err)
+	require.NoError(t, be.RegisterPool(pool))
+	defer func() {
+		require.NoError(t, be.Close())
+		require.NoError(t, pool.Close())
+	}()
+	keys := ht.TestKeys("held", 16, 4)
+	_, err = be.BatchExists(keys)
+	require.NoError(t, err)
+	want := append([]string(nil), held[0]...)
+	scheme := be.KeyScheme()
+	first := scheme.V1Keys(keys)
+	changed := append([]string(nil), keys...)
+	changed[3] = strings.Repeat("f", len(keys[3])) // same length: rewritten in place
+	_, err = be.BatchExists(changed)
+	require.NoError(t, err)
+	_, err = be.BatchExists(ht.TestKeys("other", 16, 4))
+	require.NoError(t, err)
+	require.Len(t, held, 3)
+	assert.Equal(t, want, held[0], "the Store's strings of the first call")
+	assert.Equal(t, first, scheme.V1Keys(keys))
+	assert.Equal(t, scheme.V1Keys(changed), held[1], "the refresh path built the right keys")
+	var bt hc.Batch
+	require.NoError(t, be.PrepareV1(&bt, keys, ht.TokenIndices([]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, 4)))
+	got := bt.Keys()
+	require.NoError(t, be.PrepareV1(&bt, changed, ht.TokenIndices([]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, 4)))
+	assert.Equal(t, first, got, "keys copied out of a batch stay as they were")
+	assert.Equal(t, scheme.V1Keys(changed), bt.Keys())
 }
 
 // TestPrepareDoesNotAllocate guards the hot path: once a Batch has grown,
@@ -173,7 +222,7 @@ func TestKeyBuildPaths(t *testing.T) {
 	for _, tag := range tags {
 		s, err := hc.NewKeyScheme(hc.KeyConfig{ExtraBackendTag: tag})
 		require.NoError(t, err)
-		var k hc.Keys
+		var k hostmem.Keys
 		for _, pages := range pageSets {
 			for _, sfx := range suffixSets {
 				var want []string
@@ -183,7 +232,7 @@ func TestKeyBuildPaths(t *testing.T) {
 					}
 				}
 				s.Build(&k, pages, sfx)
-				require.Equal(t, want, k.Keys)
+				require.Equal(t, want, k.Strings())
 			}
 		}
 	}

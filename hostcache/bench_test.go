@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+
 	hc "github.com/mooncake-go/mooncake-go/hostcache"
 	"github.com/mooncake-go/mooncake-go/hostcache/hostcachetest"
 )
@@ -86,8 +88,8 @@ func BenchmarkBatchMeta(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(len(bt.Addrs)), "buffers/op")
-			b.ReportMetric(float64(len(bt.Keys)), "keys/op")
+			b.ReportMetric(float64(len(bt.Buffers().Addrs)), "buffers/op")
+			b.ReportMetric(float64(bt.NumKeys()), "keys/op")
 		})
 		// Every iteration a different page list (two batches alternate), so
 		// every key is built from scratch.
@@ -153,7 +155,7 @@ func BenchmarkPageBufferMetaMHA(b *testing.B) {
 func BenchmarkKeysMHA(b *testing.B) {
 	s, _ := hc.NewKeyScheme(hc.KeyConfig{})
 	keys, _ := benchInputs(benchPages, 64)
-	var k hc.Keys
+	var k hostmem.Keys
 	s.Build(&k, keys, s.V1Suffixes())
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

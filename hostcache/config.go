@@ -275,7 +275,7 @@ func decodeJSONObject(what string, data []byte) (map[string]any, error) {
 }
 
 // LoadStoreConfig resolves the Mooncake client configuration with SGLang's
-// precedence (hicache-spec §4.1):
+// precedence (mooncake_store.py, MooncakeStoreConfig):
 //
 //  1. extra (the backend's extra_config) when it has a non-null
 //     master_server_address or client_server_address;

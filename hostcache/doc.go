@@ -9,8 +9,10 @@
 //
 // A pool owns host memory that is safe to register with Mooncake
 // (page-aligned, never the Go heap), allocated through an Allocator
-// (MmapAllocator by default; huge pages and mlock are options). The kinds
-// follow hicache-spec §1: NewMHAPool (K and V in one [2,...] tensor),
+// (MmapAllocator over package hostmem by default; huge pages and mlock are
+// options). A pool refuses to Close while a Backend still has its buffers
+// registered. The kinds follow SGLang's host pools
+// (python/sglang/srt/mem_cache/memory_pool_host.py): NewMHAPool (K and V in one [2,...] tensor),
 // NewAsymmetricMHAPool, NewKOnlyMHAPool, NewMLAPool, NewDSAIndexerPool,
 // NewMambaPool, NewV4PagedPool, NewV4StatePool, NewLogicalPool (an anchor with
 // no buffer) and NewPoolGroup (an anchor plus side pools). The layouts are
@@ -24,12 +26,13 @@
 // page for page_first MLA, K then V for MHA, one entry per layer for
 // layer_first MLA, and so on. IterHostPoolBuffers lists the buffers to
 // register. PackMultiBufferMeta groups a flat list under keys in CSR form
-// (offsets instead of nested slices), with explicit errors for every edge
-// case.
+// (offsets instead of nested slices; the result is a hostmem.Buffers), with
+// explicit errors for every edge case.
 //
 // # Keys
 //
-// KeyScheme builds SGLang's Mooncake keys: "{hash}_{tp}_k"/"_v" for MHA,
+// KeyScheme builds SGLang's Mooncake keys (KeyScheme.Build packs them into a
+// reused hostmem.Keys; V1Keys returns strings): "{hash}_{tp}_k"/"_v" for MHA,
 // "{hash}__k" for MLA without pipeline parallelism ("{hash}_{pp}_k" with it),
 // the split-heads ranks, the "{tag}_{model}_" prefix and the v2 side-pool
 // suffixes ("__deepseek_v4_c4", "_{tp}_temporal", ...). PageHashes computes
@@ -40,7 +43,9 @@
 //
 // # Backend
 //
-// Backend is SGLang's MooncakeStore: RegisterPool / RegisterPoolV2 register
+// Backend is SGLang's MooncakeStore
+// (python/sglang/srt/mem_cache/storage/mooncake_store/mooncake_store.py):
+// RegisterPool / RegisterPoolV2 register
 // the pool buffers (never twice, never overlapping), BatchExists counts the
 // leading stored pages, BatchExistsV2 applies the side pools' hit policies,
 // BatchGetV1/BatchSetV1 move anchor pages (exists first, then one put of the
@@ -56,13 +61,13 @@
 //
 // # Performance
 //
-// Preparing a batch (page meta, keys, packing) allocates nothing once a
-// Batch has grown: keys are built into one byte arena with unsafe.String and
-// stay valid until that Batch is prepared again, and preparing the same page
-// list again rewrites only the keys of pages that changed. Stores must
-// therefore not retain key strings after a call returns. Backend methods
-// draw their Batch from a sync.Pool; PrepareV1/PrepareV2 take a caller-owned
-// one.
+// Preparing a batch (page meta, keys, packing) allocates nothing once the
+// backend's scratch has grown: keys are built packed (hostmem.Keys, one byte
+// buffer plus offsets) and cross the Store interface that way, so there is
+// no string per key, and preparing the same page list again rewrites only
+// the keys of pages that changed. Since those bytes are rewritten for the
+// next batch, a Store copies whatever it keeps (strings handed to anyone are
+// always copies).
 //
 // Package hostcachetest provides an in-memory FakeStore with Mooncake's
 // semantics, test allocators, and RunEndToEnd, the suite that runs unchanged

@@ -93,7 +93,7 @@ func (e *IndexError) Error() string {
 func (e *IndexError) Is(target error) bool { return target == ErrInvalidIndices }
 
 // PackError reports why a flat meta list could not be grouped under keys
-// (hicache-spec §3.2).
+// (SGLang _pack_multi_buffer_meta, with the edge cases it lets through refused).
 type PackError struct {
 	Keys, Ptrs, Sizes int
 	Reason            string

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+
 	hc "github.com/mooncake-go/mooncake-go/hostcache"
 	ht "github.com/mooncake-go/mooncake-go/hostcache/hostcachetest"
 )
@@ -164,7 +166,7 @@ func FuzzPackMultiBufferMeta(f *testing.F) {
 		if (p > k) != (off != nil) {
 			t.Fatalf("(%d,%d,%d): offsets %v", k, p, s, off)
 		}
-		m := hc.MultiBuffers{Addrs: ptrs, Sizes: sizes, Offsets: off}
+		m := hostmem.Buffers{Addrs: ptrs, Sizes: sizes, Offsets: off}
 		if err := m.Validate(k); err != nil {
 			t.Fatal(err)
 		}
@@ -255,11 +257,11 @@ func FuzzKeys(f *testing.F) {
 			t.Fatalf("keys %q, want %q", got, want)
 		}
 		// Reusing a Keys buffer for a different batch gives the same result.
-		var k hc.Keys
+		var k hostmem.Keys
 		s.Build(&k, []string{key2, key1, key2}, s.V1Suffixes())
 		s.Build(&k, []string{key1, key2}, s.V1Suffixes())
-		if strings.Join(k.Keys, "\x00") != strings.Join(want, "\x00") {
-			t.Fatalf("reused Keys %q, want %q", k.Keys, want)
+		if strings.Join(k.Strings(), "\x00") != strings.Join(want, "\x00") {
+			t.Fatalf("reused Keys %q, want %q", k.Strings(), want)
 		}
 	})
 }
@@ -378,14 +380,14 @@ func FuzzPrepareV1(f *testing.F) {
 			return
 		}
 		per, _ := p.EntriesPerPage()
-		if len(bt.Addrs) != len(keys)*per || bt.MultiBuffers().Validate(len(bt.Keys)) != nil {
-			t.Fatalf("inconsistent batch: %d keys, %d addrs", len(bt.Keys), len(bt.Addrs))
+		if len(bt.Buffers().Addrs) != len(keys)*per || bt.Buffers().Validate(bt.NumKeys()) != nil {
+			t.Fatalf("inconsistent batch: %d keys, %d addrs", bt.NumKeys(), len(bt.Buffers().Addrs))
 		}
 		for i, k := range keys {
 			want := refKeys(hc.KeyConfig{RankReplicated: useMLA, TPSize: 1, PPSize: 1}, k)
 			for j, w := range want {
-				if bt.Keys[i*len(want)+j] != w {
-					t.Fatalf("key %q, want %q", bt.Keys[i*len(want)+j], w)
+				if bt.Keys()[i*len(want)+j] != w {
+					t.Fatalf("key %q, want %q", bt.Keys()[i*len(want)+j], w)
 				}
 			}
 		}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -134,7 +136,7 @@ func TestGoldenLayouts(t *testing.T) {
 				keys := []string{"page"}
 				off, err := hc.PackMultiBufferMeta(keys, addrs, sizes, nil)
 				require.NoError(t, err)
-				m := hc.MultiBuffers{Addrs: addrs, Sizes: sizes, Offsets: off}
+				m := hostmem.Buffers{Addrs: addrs, Sizes: sizes, Offsets: off}
 				assert.True(t, hc.UsesMultiBuffer(m))
 				assert.Equal(t, 1, m.Len())
 				assert.Equal(t, c.PackedObject, m.ObjectSize(0))
@@ -278,9 +280,9 @@ func TestGoldenKeys(t *testing.T) {
 					continue
 				}
 				require.NoError(t, err, "pool %s", name)
-				var k hc.Keys
+				var k hostmem.Keys
 				s.Build(&k, c.PageKeys, suffixes)
-				assert.Equal(t, v.Keys, k.Keys, "pool %s", name)
+				assert.Equal(t, v.Keys, k.Strings(), "pool %s", name)
 			}
 		})
 	}
@@ -320,7 +322,7 @@ func TestGoldenPack(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, c.Offsets, off)
-			m := hc.MultiBuffers{Addrs: ptrs, Sizes: sizes, Offsets: off}
+			m := hostmem.Buffers{Addrs: ptrs, Sizes: sizes, Offsets: off}
 			require.NoError(t, m.Validate(c.Keys))
 			fa, fs := m.Flatten()
 			if len(ptrs) > 0 {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 )
 
-// PageHashes returns SGLang's page hashes (hicache-spec §2.2), the logical
+// PageHashes returns SGLang's page hashes (get_hash_str, hicache_storage.py), the logical
 // keys of the storage backend: for each full page i of tokens,
 // h_i = hex(SHA-256(raw32(prev) ‖ uint32_le(t) for t in page i)) where prev is
 // h_{i-1}, and for the first page the caller-supplied prior hash (the last

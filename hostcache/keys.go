@@ -7,9 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
-// KeyConfig selects SGLang's Mooncake key scheme (hicache-spec §2.4).
+// KeyConfig selects SGLang's Mooncake key scheme (mooncake_store.py: _get_mha_suffix / _get_mla_suffix and the key builders).
 type KeyConfig struct {
 	TPRank, TPSize int
 	PPRank, PPSize int
@@ -124,11 +126,11 @@ func (s *KeyScheme) Tag(key string) string { return s.tagPrefix + key }
 // split-heads pairs. The slice must not be modified.
 func (s *KeyScheme) V1Suffixes() []string { return s.v1 }
 
-// V1Keys returns the v1 keys of pageKeys (allocates; see Keys for reuse).
+// V1Keys returns the v1 keys of pageKeys (allocates; see Build for reuse).
 func (s *KeyScheme) V1Keys(pageKeys []string) []string {
-	var k Keys
+	var k hostmem.Keys
 	s.Build(&k, pageKeys, s.v1)
-	return slices.Clone(k.Keys)
+	return k.Strings()
 }
 
 // V2Suffixes returns the component suffixes of side pool name (SGLang
@@ -208,22 +210,14 @@ func (s *KeyScheme) v2Suffixes(name PoolName, pool Pool) ([]string, bool, error)
 	return out, needMHA, nil
 }
 
-// Keys is a reusable key buffer: Build writes every key into one byte arena
-// and returns strings that point into it (unsafe.String), so building keys
-// does not allocate once the arena and the slice are large enough.
-//
-// The strings in Keys.Keys are valid only until the next Build on the same
-// Keys value: the arena is overwritten in place. Clone (strings.Clone) any key
-// that must outlive that.
-type Keys struct {
-	Keys  []string
-	arena []byte
-}
-
-// Build sets k.Keys to prefix+pageKey+suffix for every page key (page-major,
-// suffix-minor).
-func (s *KeyScheme) Build(k *Keys, pageKeys []string, suffixes []string) {
-	k.Keys = buildKeys(k.Keys[:0], &k.arena, s.tagPrefix, pageKeys, suffixes)
+// Build sets k to the packed keys prefix+pageKey+suffix for every page key
+// (page-major, suffix-minor). It reuses k's buffers, so building keys of the
+// same shape again does not allocate. The result is bytes, not strings:
+// the next Build rewrites them in place (copy a key with k.String to keep
+// it).
+func (s *KeyScheme) Build(k *hostmem.Keys, pageKeys []string, suffixes []string) {
+	k.Reset()
+	appendKeys(k, s.tagPrefix, pageKeys, suffixes)
 }
 
 // keysLen returns the total byte length of the keys prefix+pageKey+suffix.
@@ -243,33 +237,31 @@ func keysLen(prefix string, pageKeys []string, suffixes []string) int {
 	return total
 }
 
-func buildKeys(dst []string, arena *[]byte, prefix string, pageKeys []string, suffixes []string) []string {
-	total := keysLen(prefix, pageKeys, suffixes)
-	if total == 0 {
-		return dst
-	}
-	if cap(*arena) < total+keySlack {
-		*arena = make([]byte, total+total/4+keySlack)
-	}
-	return appendKeys(dst, (*arena)[:total+keySlack], prefix, pageKeys, suffixes)
-}
+// keySlack is the spare room appendKeys may scribble into past the keys (it
+// stores short suffixes as one 8-byte word).
+const keySlack = 8
 
-// appendKeys writes the keys into a (keysLen bytes plus keySlack spare
-// bytes) and appends strings pointing into it to dst.
+// appendKeys appends prefix+pageKey+suffix for every page key and suffix to
+// k, whose Offsets must hold at least the leading 0.
 //
 // Suffixes of at most 8 bytes ("_0_k") are stored as one 8-byte word whose
-// spare bytes are overwritten by the next key (or land in the slack). The
-// hottest case — keys of 64-character page hashes with one or two
-// suffixes (SGLang's MLA and MHA v1 keys) — loads each page hash once into
-// eight words and stores it once per key, 2–3× faster than byte copies.
-func appendKeys(dst []string, a []byte, prefix string, pageKeys []string, suffixes []string) []string {
-	base := len(dst)
-	n := len(pageKeys) * len(suffixes)
-	dst = slices.Grow(dst, n)[:base+n]
-	out := dst[base:]
+// spare bytes are overwritten by the next key (or land in the slack), and
+// 64-character page hashes (SGLang's) are loaded once into eight words and
+// stored once per key: the hot case of one or two suffixes per page.
+func appendKeys(k *hostmem.Keys, prefix string, pageKeys []string, suffixes []string) {
+	total := keysLen(prefix, pageKeys, suffixes)
+	m := len(suffixes)
+	n := len(pageKeys) * m
+	if n == 0 {
+		return
+	}
+	base := len(k.Buf)
+	a := slices.Grow(k.Buf, total+keySlack)
+	a = a[:cap(a)]
+	offs := slices.Grow(k.Offsets, n)
 	le := binary.LittleEndian
 	var words [8]uint64
-	short := len(suffixes) <= len(words)
+	short := m <= len(words)
 	for j, x := range suffixes {
 		if !short || len(x) > 8 {
 			short = false
@@ -279,7 +271,6 @@ func appendKeys(dst []string, a []byte, prefix string, pageKeys []string, suffix
 		copy(w[:], x)
 		words[j] = le.Uint64(w[:])
 	}
-	m := len(suffixes)
 	words2 := short && (m == 1 || m == 2)
 	lp := len(prefix)
 	var l0, l1 int
@@ -288,13 +279,16 @@ func appendKeys(dst []string, a []byte, prefix string, pageKeys []string, suffix
 		l0 = len(suffixes[0])
 		l1 = len(suffixes[m-1])
 	}
-	off, k := 0, 0
+	off := base
+	ko := len(offs)
+	offs = offs[:ko+n]
+	o := offs[ko:]
+	kk := 0
 	for _, pk := range pageKeys {
 		if words2 && len(pk) == 64 {
 			src := unsafe.Slice(unsafe.StringData(pk), 64)
 			x0, x1, x2, x3 := le.Uint64(src[0:]), le.Uint64(src[8:]), le.Uint64(src[16:]), le.Uint64(src[24:])
 			x4, x5, x6, x7 := le.Uint64(src[32:]), le.Uint64(src[40:]), le.Uint64(src[48:]), le.Uint64(src[56:])
-			start := off
 			if lp > 0 {
 				off += copy(a[off:], prefix)
 			}
@@ -309,10 +303,9 @@ func appendKeys(dst []string, a []byte, prefix string, pageKeys []string, suffix
 			le.PutUint64(d[56:], x7)
 			le.PutUint64(d[64:], w0)
 			off += 64 + l0
-			out[k] = unsafe.String(&a[start], off-start)
-			k++
+			o[kk] = uint64(off)
+			kk++
 			if m == 2 {
-				start = off
 				if lp > 0 {
 					off += copy(a[off:], prefix)
 				}
@@ -327,14 +320,13 @@ func appendKeys(dst []string, a []byte, prefix string, pageKeys []string, suffix
 				le.PutUint64(d[56:], x7)
 				le.PutUint64(d[64:], w1)
 				off += 64 + l1
-				out[k] = unsafe.String(&a[start], off-start)
-				k++
+				o[kk] = uint64(off)
+				kk++
 			}
 			continue
 		}
 		for j, x := range suffixes {
-			start := off
-			if len(prefix) > 0 {
+			if lp > 0 {
 				off += copy(a[off:], prefix)
 			}
 			off += copy(a[off:], pk)
@@ -344,13 +336,9 @@ func appendKeys(dst []string, a []byte, prefix string, pageKeys []string, suffix
 			} else {
 				off += copy(a[off:], x)
 			}
-			if off == start {
-				out[k] = ""
-			} else {
-				out[k] = unsafe.String(&a[start], off-start)
-			}
-			k++
+			o[kk] = uint64(off)
+			kk++
 		}
 	}
-	return dst
+	k.Buf, k.Offsets = a[:off], offs
 }

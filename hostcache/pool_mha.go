@@ -2,7 +2,7 @@ package hostcache
 
 import "fmt"
 
-// MHAConfig describes an MHA host pool (hicache-spec §1.1–§1.3).
+// MHAConfig describes an MHA host pool (SGLang MHATokenToKVPoolHost, memory_pool_host.py).
 type MHAConfig struct {
 	Layers   int   // L: host layers (target + packed draft layers)
 	Heads    int   // H: KV heads per rank

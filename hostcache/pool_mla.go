@@ -2,7 +2,7 @@ package hostcache
 
 import "fmt"
 
-// MLAConfig describes an MLA host pool (hicache-spec §1.4).
+// MLAConfig describes an MLA host pool (SGLang MLATokenToKVPoolHost, memory_pool_host.py).
 type MLAConfig struct {
 	Layers    int   // L (target + packed draft layers)
 	LatentDim int   // C = kv_lora_rank + qk_rope_head_dim (576 for DeepSeek-V3); not used by page_first_kv_split

@@ -2,7 +2,7 @@ package hostcache
 
 import "fmt"
 
-// DSAIndexerConfig describes a DSA (NSA) indexer side pool (hicache-spec §1.5).
+// DSAIndexerConfig describes a DSA (NSA) indexer side pool (SGLang memory_pool_host.py).
 // Page size, capacity and layout are copied from the anchor KV pool.
 type DSAIndexerConfig struct {
 	Layers         int // owned indexer layers (+ packed draft tails)
@@ -85,7 +85,7 @@ func NewDSAIndexerPool(anchor Pool, cfg DSAIndexerConfig) (*HostPool, error) {
 	return b.done(), nil
 }
 
-// MambaConfig describes a Mamba state side pool (hicache-spec §1.6). Its page
+// MambaConfig describes a Mamba state side pool (SGLang memory_pool_host.py). Its page
 // size is always 1 (one slot per request state).
 type MambaConfig struct {
 	Layers        int     // Lm: mamba layers
@@ -222,7 +222,7 @@ func NewMambaPool(cfg MambaConfig) (*HostPool, error) {
 // how many conv states it has (0, 0 for other kinds).
 func (p *HostPool) MambaComponents() (temporal bool, conv int) { return p.mambaT, p.mambaNC }
 
-// V4Config describes a DeepSeek V4 paged or state host pool (hicache-spec §1.7).
+// V4Config describes a DeepSeek V4 paged or state host pool (SGLang memory_pool_host.py).
 type V4Config struct {
 	Name      PoolName // e.g. deepseek_v4_c4 (a label; the backend uses its own name)
 	Layers    int      // L = number of device buffers

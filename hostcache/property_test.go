@@ -8,6 +8,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+
 	"github.com/stretchr/testify/require"
 
 	hc "github.com/mooncake-go/mooncake-go/hostcache"
@@ -156,7 +158,7 @@ func TestPropertyLayouts(t *testing.T) {
 		keys := make([]string, n)
 		off, err := hc.PackMultiBufferMeta(keys, addrs, sizes, nil)
 		require.NoError(t, err)
-		m := hc.MultiBuffers{Addrs: addrs, Sizes: sizes, Offsets: off}
+		m := hostmem.Buffers{Addrs: addrs, Sizes: sizes, Offsets: off}
 		require.NoError(t, m.Validate(n))
 		require.Equal(t, per > 1, hc.UsesMultiBuffer(m))
 		fa, fs := m.Flatten()

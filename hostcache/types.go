@@ -109,7 +109,7 @@ func ParseLayout(s string) (Layout, error) {
 // Kind is the kind of host pool.
 type Kind uint8
 
-// Pool kinds (hicache-spec §1).
+// Pool kinds (SGLang memory_pool_host.py).
 const (
 	KindInvalid       Kind = iota
 	KindMHA                // MHATokenToKVPoolHost: K and V in one [2, ...] tensor

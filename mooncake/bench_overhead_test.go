@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
 )
 
@@ -60,6 +61,9 @@ func BenchmarkCallOverhead(b *testing.B) {
 		for i := range small {
 			small[i] = keys[i] + "-1B"
 		}
+		packed, packedSmall := hostmem.PackKeys(keys...), hostmem.PackKeys(small...)
+		bufs := hostmem.Buffers{Addrs: addrs, Sizes: sizes, Offsets: offs}
+		oneBufs := hostmem.Buffers{Addrs: addrs, Sizes: one, Offsets: offs}
 		r, err := st.BatchPutFromMultiBuffers(keys, addrs, sizes, offs, res)
 		check(b, mooncake.OpBatchPutFromMultiBuffers, keys, r, err)
 		r, err = st.BatchPutFromMultiBuffers(small, addrs, one, offs, res)
@@ -72,6 +76,10 @@ func BenchmarkCallOverhead(b *testing.B) {
 			{"is_exist", func() ([]int64, error) { return st.BatchIsExist(keys, res) }},
 			{"put_existing", func() ([]int64, error) { return st.BatchPutFromMultiBuffers(keys, addrs, sizes, offs, res) }},
 			{"get_1B", func() ([]int64, error) { return st.BatchGetIntoMultiBuffers(small, addrs, one, offs, res) }},
+			// The typed calls over packed keys: no packing copy.
+			{"is_exist_packed", func() ([]int64, error) { return st.BatchIsExistKeys(packed, res) }},
+			{"put_existing_packed", func() ([]int64, error) { return st.BatchPutFromBuffers(packed, bufs, res) }},
+			{"get_1B_packed", func() ([]int64, error) { return st.BatchGetIntoBuffers(packedSmall, oneBufs, res) }},
 		} {
 			b.Run(fmt.Sprintf("%s/keys=%d/bufs=%d", op.name, sh.keys, sh.bufs), func(b *testing.B) {
 				b.ReportAllocs()

@@ -41,7 +41,7 @@ const (
 	apiMemcpy  = "memcpy"
 )
 
-// HiCache pool shapes (hicache-spec §1.10 E).
+// HiCache pool shapes (DeepSeek-V3 MLA layer_first and Llama-3-8B MHA page_first, as SGLang sizes them).
 const (
 	poolMLA = "mla_layer_first" // DeepSeek-V3: L=61, C=576, bf16; one object per page, 61 buffers
 	poolMHA = "mha_page_first"  // Llama-3-8B per rank: L=32, H=8, D=128, bf16; K and V objects per page

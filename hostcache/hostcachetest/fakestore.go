@@ -13,6 +13,8 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+
 	"github.com/mooncake-go/mooncake-go/hostcache"
 	"github.com/mooncake-go/mooncake-go/internal/codes"
 )
@@ -44,7 +46,7 @@ type CodeError struct {
 func (e *CodeError) Error() string { return fmt.Sprintf("%s: code %d: %s", e.Op, e.Code, e.Msg) }
 
 // FakeStore is an in-memory hostcache.Store with the Mooncake semantics the
-// backend relies on (hicache-spec §5): write-once puts (an existing key
+// backend relies on (upstream mooncake-store, at the commit in third_party/mooncake/PIN): write-once puts (an existing key
 // returns 0 and keeps its value), -704 for a missing key, -600 for a
 // destination smaller than the object, -800 for a multi-buffer destination
 // larger than the object, registration that refuses null, empty and
@@ -191,9 +193,9 @@ func (s *FakeStore) begin(op Op, n int) error {
 	return nil
 }
 
-func (s *FakeStore) finish(op Op, keys []string, res []int64, err error) ([]int64, error) {
+func (s *FakeStore) finish(op Op, keys *hostmem.Keys, res []int64, err error) ([]int64, error) {
 	if f := s.Intercept; f != nil {
-		return f(op, keys, res)
+		return f(op, keys.Strings(), res)
 	}
 	return res, err
 }
@@ -205,22 +207,79 @@ func results(dst []int64, n int) []int64 {
 	return make([]int64, n)
 }
 
-// BatchIsExist implements hostcache.Store.
-func (s *FakeStore) BatchIsExist(keys []string, dst []int64) ([]int64, error) {
+// BatchIsExistKeys implements hostcache.Store.
+func (s *FakeStore) BatchIsExistKeys(packed *hostmem.Keys, dst []int64) ([]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.begin(OpExist, len(keys)); err != nil {
+	if err := s.begin(OpExist, packed.Len()); err != nil {
 		return nil, err
 	}
-	res := results(dst, len(keys))
-	for i, k := range keys {
-		if _, ok := s.objects[k]; ok {
+	if err := packed.Validate(); err != nil {
+		return nil, fmt.Errorf("hostcachetest: %s: %w", OpExist, err)
+	}
+	res := results(dst, packed.Len())
+	for i := range res {
+		if _, ok := s.objects[string(packed.Bytes(i))]; ok {
 			res[i] = 1
 		} else {
 			res[i] = 0
 		}
 	}
-	return s.finish(OpExist, keys, res, nil)
+	return s.finish(OpExist, packed, res, nil)
+}
+
+// BatchPutFromBuffers implements hostcache.Store.
+func (s *FakeStore) BatchPutFromBuffers(packed *hostmem.Keys, bufs hostmem.Buffers, dst []int64) ([]int64, error) {
+	op := OpPut
+	if bufs.Multi() {
+		op = OpPutMulti
+	}
+	if err := s.open(op, packed, bufs); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	keys := packed.Strings()
+	if op == OpPut {
+		return s.finish(op, packed, s.putSingle(keys, bufs, dst), nil)
+	}
+	return s.finish(op, packed, s.putMulti(keys, bufs, dst), nil)
+}
+
+// BatchGetIntoBuffers implements hostcache.Store.
+func (s *FakeStore) BatchGetIntoBuffers(packed *hostmem.Keys, bufs hostmem.Buffers, dst []int64) ([]int64, error) {
+	op := OpGet
+	if bufs.Multi() {
+		op = OpGetMulti
+	}
+	if err := s.open(op, packed, bufs); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if op == OpGet {
+		return s.finish(op, packed, s.getSingle(packed, bufs, dst), nil)
+	}
+	return s.finish(op, packed, s.getMulti(packed, bufs, dst), nil)
+}
+
+// open locks the store for one batch call and checks its lists the way the
+// real binding does; on success the caller holds s.mu.
+func (s *FakeStore) open(op Op, packed *hostmem.Keys, bufs hostmem.Buffers) error {
+	s.mu.Lock()
+	err := s.begin(op, packed.Len())
+	if err == nil {
+		err = packed.Validate()
+	}
+	if err == nil {
+		err = bufs.Validate(packed.Len())
+	}
+	if err != nil {
+		s.mu.Unlock()
+		if !errors.Is(err, ErrClosed) {
+			err = fmt.Errorf("hostcachetest: %s: %w", op, err)
+		}
+		return err
+	}
+	return nil
 }
 
 func (s *FakeStore) store(key string, parts [][]byte) int64 {
@@ -256,16 +315,8 @@ func lastIndex(keys []string) map[string]int {
 	return m
 }
 
-// BatchPutFrom implements hostcache.Store.
-func (s *FakeStore) BatchPutFrom(keys []string, addrs []uintptr, sizes []uint64, dst []int64) ([]int64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.begin(OpPut, len(keys)); err != nil {
-		return nil, err
-	}
-	if len(addrs) != len(keys) || len(sizes) != len(keys) {
-		return nil, fmt.Errorf("hostcachetest: %s: %d keys, %d addrs, %d sizes", OpPut, len(keys), len(addrs), len(sizes))
-	}
+func (s *FakeStore) putSingle(keys []string, bufs hostmem.Buffers, dst []int64) []int64 {
+	addrs, sizes := bufs.Addrs, bufs.Sizes
 	res := results(dst, len(keys))
 	last := lastIndex(keys)
 	for i, k := range keys {
@@ -281,22 +332,14 @@ func (s *FakeStore) BatchPutFrom(keys []string, addrs []uintptr, sizes []uint64,
 		}
 		res[i] = s.store(k, [][]byte{m})
 	}
-	return s.finish(OpPut, keys, res, nil)
+	return res
 }
 
-// BatchGetInto implements hostcache.Store.
-func (s *FakeStore) BatchGetInto(keys []string, addrs []uintptr, sizes []uint64, dst []int64) ([]int64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.begin(OpGet, len(keys)); err != nil {
-		return nil, err
-	}
-	if len(addrs) != len(keys) || len(sizes) != len(keys) {
-		return nil, fmt.Errorf("hostcachetest: %s: %d keys, %d addrs, %d sizes", OpGet, len(keys), len(addrs), len(sizes))
-	}
-	res := results(dst, len(keys))
-	for i, k := range keys {
-		v, ok := s.objects[k]
+func (s *FakeStore) getSingle(keys *hostmem.Keys, bufs hostmem.Buffers, dst []int64) []int64 {
+	addrs, sizes := bufs.Addrs, bufs.Sizes
+	res := results(dst, keys.Len())
+	for i := range res {
+		v, ok := s.objects[string(keys.Bytes(i))]
 		switch {
 		case !ok:
 			res[i] = codes.StoreObjectNotFound
@@ -313,35 +356,11 @@ func (s *FakeStore) BatchGetInto(keys []string, addrs []uintptr, sizes []uint64,
 			res[i] = int64(len(v))
 		}
 	}
-	return s.finish(OpGet, keys, res, nil)
+	return res
 }
 
-func checkCSR(op Op, keys []string, addrs []uintptr, sizes []uint64, offsets []uint64) error {
-	n := len(keys)
-	if len(addrs) != len(sizes) || len(offsets) != n+1 || offsets[0] != 0 || offsets[n] != uint64(len(addrs)) {
-		return fmt.Errorf("hostcachetest: %s: malformed CSR (%d keys, %d addrs, %d sizes, %d offsets)", op, n, len(addrs), len(sizes), len(offsets))
-	}
-	for i := 0; i < n; i++ {
-		if offsets[i] > offsets[i+1] {
-			return fmt.Errorf("hostcachetest: %s: offsets decrease at %d", op, i)
-		}
-	}
-	return nil
-}
-
-// BatchPutFromMultiBuffers implements hostcache.Store.
-func (s *FakeStore) BatchPutFromMultiBuffers(keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, dst []int64) ([]int64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.begin(OpPutMulti, len(keys)); err != nil {
-		return nil, err
-	}
-	if len(keys) == 0 {
-		return dst[:0], nil
-	}
-	if err := checkCSR(OpPutMulti, keys, addrs, sizes, offsets); err != nil {
-		return nil, err
-	}
+func (s *FakeStore) putMulti(keys []string, bufs hostmem.Buffers, dst []int64) []int64 {
+	addrs, sizes, offsets := bufs.Addrs, bufs.Sizes, bufs.Offsets
 	res := results(dst, len(keys))
 	last := lastIndex(keys)
 	for i, k := range keys {
@@ -364,25 +383,14 @@ func (s *FakeStore) BatchPutFromMultiBuffers(keys []string, addrs []uintptr, siz
 		}
 		res[i] = code
 	}
-	return s.finish(OpPutMulti, keys, res, nil)
+	return res
 }
 
-// BatchGetIntoMultiBuffers implements hostcache.Store.
-func (s *FakeStore) BatchGetIntoMultiBuffers(keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, dst []int64) ([]int64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.begin(OpGetMulti, len(keys)); err != nil {
-		return nil, err
-	}
-	if len(keys) == 0 {
-		return dst[:0], nil
-	}
-	if err := checkCSR(OpGetMulti, keys, addrs, sizes, offsets); err != nil {
-		return nil, err
-	}
-	res := results(dst, len(keys))
-	for i, k := range keys {
-		v, ok := s.objects[k]
+func (s *FakeStore) getMulti(keys *hostmem.Keys, bufs hostmem.Buffers, dst []int64) []int64 {
+	addrs, sizes, offsets := bufs.Addrs, bufs.Sizes, bufs.Offsets
+	res := results(dst, keys.Len())
+	for i := range res {
+		v, ok := s.objects[string(keys.Bytes(i))]
 		if !ok {
 			res[i] = codes.StoreObjectNotFound
 			continue
@@ -415,7 +423,7 @@ func (s *FakeStore) BatchGetIntoMultiBuffers(keys []string, addrs []uintptr, siz
 		}
 		res[i] = code
 	}
-	return s.finish(OpGetMulti, keys, res, nil)
+	return res
 }
 
 // RemoveAll implements hostcache.Store.
