@@ -56,7 +56,6 @@ func TestChecker(t *testing.T) {
 	}
 }
 
-
 type codeErr struct{}
 
 func (codeErr) Error() string { return "code" }
