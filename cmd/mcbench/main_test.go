@@ -227,7 +227,6 @@ func TestServe(t *testing.T) {
 	}
 }
 
-
 // TestPythonReadsThePlan: scripts/bench_python.py takes the plan of
 // mcbench -list as it is, and says so plainly when it cannot run it
 // (python3 only; the mooncake module is not needed for that).

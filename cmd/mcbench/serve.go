@@ -48,4 +48,3 @@ func (b *bench) serve(doc Run, plan []Case, in io.Reader, out io.Writer) error {
 	}
 	return sc.Err()
 }
-
