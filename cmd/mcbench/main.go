@@ -6,17 +6,20 @@
 // Llama-3-8B MHA pool through hostcache, and the multi-buffer calls), plus
 // a plain memcpy of the same bytes as the bandwidth reference.
 //
-// scripts/bench_python.py runs the same plan through upstream's Python
-// client with the same flags and writes the same JSON; `make bench-compare`
-// runs both in turn against one local cluster and `mcbench compare` puts
-// them side by side (docs/benchmarks.md).
+// The command is the runner and the server of the serve protocol; the plan
+// is internal/benchplan's, the drive internal/benchdrive's and the report
+// internal/benchreport's. scripts/bench_python.py runs the plan file that
+// -list writes through upstream's Python client and writes the same JSON;
+// `make bench-compare` runs both in turn against one local cluster and
+// `mcbench compare` puts them side by side (docs/benchmarks.md).
 //
 // Usage:
 //
 //	mcbench [flags]                  run the plan (embedded engine unless -master is given)
 //	mcbench -quick                   a tiny plan, a few seconds
-//	mcbench -list                    print the plan and exit
-//	mcbench compare [flags]          medians over rounds, Go/Python table, chart (see mcbench compare -h)
+//	mcbench -list [flags] >plan      write the plan file and exit
+//	mcbench -plan plan [flags]       run a plan file (only cluster and output flags beside it)
+//	mcbench compare [flags]          medians over runs, Go/Python table, summary, chart (see mcbench compare -h)
 //	mcbench drive [flags] -- FLAGS   Go and Python clients side by side, case by case (make bench-compare)
 //
 // Against a live cluster (native build, make native):
