@@ -276,9 +276,6 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if o.rwmixread < 0 || o.rwmixread > 100 {
 		return nil, errors.New("-rwmixread must be within [0, 100]")
 	}
-	if o.genBytes <= 0 {
-		return nil, errors.New("-gen-bytes must be positive")
-	}
 	cfg, src, err := cluster.Config()
 	if err != nil {
 		return nil, err

@@ -114,7 +114,7 @@ func TestListAndFlags(t *testing.T) {
 		t.Errorf("settings %+v, want %+v", f.Settings, want)
 	}
 	for _, bad := range [][]string{{"-sizes", "4q"}, {"-scenarios", "nope"}, {"-multi-shapes", "1x2"}, {"-rwmixread", "101"},
-		{"-master", "x"}, {"-duration", "0s"}, {"-segment", "lots"}, {"-gen-bytes", "0"}, {"-prefault", "maybe"}, {"extra"}} {
+		{"-master", "x"}, {"-duration", "0s"}, {"-segment", "lots"}, {"-local-buffer", "1.5mb"}, {"-gen-bytes", "0"}, {"-prefault", "maybe"}, {"extra"}} {
 		if err := run(append([]string{"-list"}, bad...), &out, &out); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

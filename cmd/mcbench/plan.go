@@ -28,7 +28,6 @@ const (
 	scMemcpy      = benchplan.Memcpy
 
 	apiPlain = benchplan.APIPlain
-	apiZcopy = benchplan.APIZcopy
 
 	poolMLA = benchplan.PoolMLA
 
