@@ -139,13 +139,16 @@ demo-native: native
 #       starts a loopback cluster, keeps a Go client (cmd/mcbench, native) and
 #       a Python client (scripts/bench_python.py) connected, runs every case
 #       on each in turn (A B A B, BENCH_REPEAT times; fresh processes every
-#       round, the first to start alternating; same flags), and writes docs/benchmarks.{json,png}, the table in
-#       docs/benchmarks.md and every run's JSON in docs/benchmarks-runs/.
+#       round, the first to start alternating; both run the plan file that
+#       mcbench writes from BENCH_ARGS), and writes docs/benchmarks.{json,svg}
+#       and the table in docs/benchmarks.md. The plan, every run's JSON and
+#       the logs stay in build/bench/<time>/.
 #   make bench-aa MOONCAKE_PREFIX=... [BENCH_ROUNDS=2] [BENCH_REPEAT=2] [BENCH_ARGS=...]
 #       the same drive with the Go client on both sides (A/A): the noise floor
 #       of a Go/Python ratio on this machine, in docs/benchmarks-aa.md.
 #   make bench-python  MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=...] [BENCH_ARGS=...]
-#       the Python side alone, on a loopback cluster.
+#       the Python side alone, on a loopback cluster: BENCH_ARGS are mcbench's
+#       plan flags (go run ./cmd/mcbench -h), the plan goes to build/bench/plan.jsonl.
 #   go run ./cmd/mcbench [-quick]   the Go side alone, on the embedded engine.
 
 .PHONY: bench-compare bench-aa bench-python
@@ -155,6 +158,7 @@ BENCH_ROUNDS ?= 2
 BENCH_REPEAT ?= 2
 BENCH_ARGS   ?=
 BENCH_BIN    := $(abspath $(BUILD))/bench/mcbench-native
+BENCH_PLAN   := $(abspath $(BUILD))/bench/plan.jsonl
 BENCH_PYENV  := $(if $(MOONCAKE_PYTHONPATH),PYTHONPATH="$(MOONCAKE_PYTHONPATH)")
 
 # bench-aa is bench-compare with the Go binary as the second client.
@@ -165,5 +169,8 @@ bench-compare bench-aa: native
 	  BENCH_COMMAND="make $@ MOONCAKE_PREFIX=$(MOONCAKE_PREFIX)$(if $(filter bench-compare,$@), MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH)) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 	  $(CLUSTER) -- scripts/bench_compare.sh
 
+# -list opens no store, so the plan needs neither cgo nor a cluster.
 bench-python: require-mooncake
-	$(NATIVE_ENV) $(BENCH_PYENV) $(CLUSTER) -- $(PYTHON) scripts/bench_python.py $(BENCH_ARGS)
+	@mkdir -p $(dir $(BENCH_PLAN))
+	CGO_ENABLED=0 $(GO) run ./cmd/mcbench -list $(BENCH_ARGS) >$(BENCH_PLAN)
+	$(NATIVE_ENV) $(BENCH_PYENV) $(CLUSTER) -- $(PYTHON) scripts/bench_python.py --plan $(BENCH_PLAN)

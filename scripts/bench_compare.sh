@@ -5,15 +5,17 @@
 # started mooncake_master (with its HTTP metadata server) on loopback and
 # exported MCGO_TEST_MASTER, MCGO_TEST_METADATA and MC_TCP_BIND_ADDRESS.
 #
-# `mcbench drive` does the measuring. For each round it starts one Go client
-# (cmd/mcbench, native build) and one Python client (scripts/bench_python.py).
-# Both take the same flags, stay connected, and each puts its objects in its
-# own segment. Then drive sends every case of the plan to Go, then to Python:
+# `mcbench drive` does the measuring. It writes the plan of BENCH_ARGS to
+# $OUT/plan.jsonl; for each round it starts one Go client (cmd/mcbench,
+# native build) and one Python client (scripts/bench_python.py), both with
+# that plan file. Both stay connected, and each puts its objects in its own
+# segment. Then drive sends every case of the plan to Go, then to Python:
 # A B A B, case by case, so the two measure a case seconds apart and never
-# at the same time. It keeps every run's JSON. `mcbench compare` then writes
-# docs/benchmarks.json, docs/benchmarks.png and the table section of
-# docs/benchmarks.md (medians over the rounds); the runs are copied to
-# docs/benchmarks-runs/.
+# at the same time. It keeps every run's JSON in $OUT. `mcbench compare` then
+# writes docs/benchmarks.json (the summary the table and chart are made
+# of), docs/benchmarks.svg and the table section of docs/benchmarks.md
+# (medians over the runs). The runs stay in $OUT, which git ignores: they
+# are rewritten by every run, and the summary holds what the report needs.
 #
 # Environment (the Makefile sets these):
 #   MCBENCH         the native mcbench binary (required)
@@ -21,8 +23,8 @@
 #   BENCH_ROUNDS    rounds: fresh pairs of client processes, Go started first in
 #                   odd rounds and Python in even ones (2)
 #   BENCH_REPEAT    runs of each case per client in a round, alternating (2)
-#   BENCH_ARGS      extra flags for both clients (e.g. "-duration 2s -scenarios hicache_set")
-#   BENCH_OUT       directory for the runs' JSON and logs (build/bench/<time>)
+#   BENCH_ARGS      mcbench flags of the plan (e.g. "-duration 2s -scenarios hicache_set")
+#   BENCH_OUT       directory for the plan, the runs' JSON and the logs (build/bench/<time>)
 #   BENCH_DOCS      where the report goes (docs)
 #   BENCH_COMMAND   the command line quoted in the report
 #   BENCH_AA        1: an A/A check instead (make bench-aa): the second client
@@ -59,8 +61,9 @@ fi
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 # Upstream allocates its segment with aligned_alloc, untouched until the first
 # put. With this tunable glibc advises such large chunks MADV_HUGEPAGE, so
-# both clients' segments get transparent huge pages, like the registered
-# memory (-thp). On this kind of virtual machine that doubles copy bandwidth.
+# both clients' segments get transparent huge pages like the registered
+# memory (-thp), and neither client's copies pay 4 KiB TLB misses
+# (docs/benchmarks.md has what that changes).
 export GLIBC_TUNABLES=${GLIBC_TUNABLES:-glibc.malloc.hugetlb=1}
 echo "bench-compare: cluster $MCGO_TEST_MASTER ($MCGO_TEST_METADATA); second client: $SECOND; $ROUNDS rounds x $REPEAT; output $OUT"
 echo "bench-compare: load before the run: $(load)"
@@ -85,8 +88,5 @@ if [ ! -f "$DOCS/benchmarks.md" ]; then
   printf '# Benchmarks\n\n<!-- mcbench:begin -->\n<!-- mcbench:end -->\n' >"$DOCS/benchmarks.md"
 fi
 "$MCBENCH" compare -go "$OUT/go-*.json" -python "$OUT/py-*.json" -command "$COMMAND" \
-  -out "$DOCS/benchmarks.json" -png "$DOCS/benchmarks.png" -md "$DOCS/benchmarks.md" | tee "$OUT/compare.md"
-mkdir -p "$DOCS/benchmarks-runs"
-rm -f "$DOCS"/benchmarks-runs/*.json
-cp "$OUT"/go-*.json "$OUT"/py-*.json "$DOCS/benchmarks-runs/"
-echo "bench-compare: wrote $DOCS/benchmarks.json, $DOCS/benchmarks.png, the table in $DOCS/benchmarks.md; runs in $DOCS/benchmarks-runs"
+  -out "$DOCS/benchmarks.json" -chart "$DOCS/benchmarks.svg" -md "$DOCS/benchmarks.md" | tee "$OUT/compare.md"
+echo "bench-compare: wrote $DOCS/benchmarks.json, $DOCS/benchmarks.svg, the table in $DOCS/benchmarks.md; plan, runs and logs in $OUT"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The mcbench plan driven through upstream Mooncake's Python client.
 
-Same parameters, same cases, same JSON as the Go command (cmd/mcbench), so
+It runs the plan that `mcbench -list` wrote (the cases and how to measure
+them), and writes the same JSON as the Go command (cmd/mcbench), so
 `mcbench compare` can put the two side by side: upstream store_kv_bench's
 scenarios (verify_write, fill, write_perf, read_perf, mixed_rw; the copying
 put/get/put_batch/get_batch and the zero-copy put_from/get_into/
@@ -12,13 +13,15 @@ packing, batch_is_exist, then batch_put_from(_multi_buffers) /
 batch_get_into(_multi_buffers)), the multi-buffer calls with prebuilt lists,
 and a memmove of the same bytes.
 
-Standard library plus the `mooncake.store` module only. Written for this
-project from upstream's documented Python API; no upstream code is copied.
+Standard library plus the `mooncake.store` module only, which reading and
+listing a plan do not need. Written for this project from upstream's
+documented Python API; no upstream code is copied.
 
-    MC_TCP_BIND_ADDRESS=127.0.0.1 python3 scripts/bench_python.py \\
+    go run ./cmd/mcbench -list -quick >plan.jsonl    # the plan flags are mcbench's (mcbench -h)
+    MC_TCP_BIND_ADDRESS=127.0.0.1 python3 scripts/bench_python.py --plan plan.jsonl \\
         --master 127.0.0.1:50051 --metadata http://127.0.0.1:8080/metadata --json py.json
 
-    python3 scripts/bench_python.py --list        # the plan, one JSON case per line
+    python3 scripts/bench_python.py --plan plan.jsonl --list    # the plan as this script reads it
 """
 
 from __future__ import annotations
@@ -52,135 +55,45 @@ LARGE_OBJECT = 1 << 20  # from this object size on, cases also time a memcpy of 
 
 # ---------------------------------------------------------------- the plan
 
-
-def size_name(n: int) -> str:
-    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift}{unit}"
-    return f"{n}B"
-
-
-_UNITS = [("kib", 1 << 10), ("mib", 1 << 20), ("gib", 1 << 30), ("kb", 1 << 10), ("mb", 1 << 20),
-          ("gb", 1 << 30), ("k", 1 << 10), ("m", 1 << 20), ("g", 1 << 30), ("b", 1)]
+PLAN_SCHEMA = "mcbench-plan/1"
+CASE_KEYS = {"name": str, "scenario": str, "api": str, "value_size": int, "batch": int, "buffers": int,
+             "buffer_size": int, "objects": int, "timed": bool}
+CASE_OPTIONAL = {"phase": str, "pool": str, "page_size": int}
+SETTINGS_KEYS = {"duration_s": (int, float), "warmup_s": (int, float), "gen_bytes": int, "rwmixread": int, "seed": int,
+                 "segment": int, "local_buffer": int, "populate": bool, "thp": bool, "memcpy_ref": bool, "prefault": str}
 
 
-def parse_size(s: str) -> int:
-    t, mult = s.strip().lower(), 1
-    for suf, m in _UNITS:
-        if t.endswith(suf):
-            t, mult = t[: -len(suf)].strip(), m
-            break
-    if not t.isdigit():
-        raise ValueError(f"bad size {s!r}")
-    return int(t) * mult
-
-
-def parse_count(s: str) -> int:
-    if not s.strip().isdigit() or int(s) <= 0:
-        raise ValueError(f"bad count {s!r}")
-    return int(s)
-
-
-def parse_duration(s: str) -> float:
-    """Go duration syntax subset: 1s, 250ms, 1.5s, 2m."""
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s|m|h)\s*", s)
-    if not m:
-        raise ValueError(f"bad duration {s!r}")
-    scale = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}[m.group(2)]
-    return float(m.group(1)) * scale
-
-
-def parse_shape(s: str):
-    f = s.lower().split("x")
-    if len(f) != 3:
-        raise ValueError(f"bad shape {s!r} (want KEYSxBUFFERSxSIZE)")
-    return (parse_count(f[0]), parse_count(f[1]), parse_size(f[2]))
-
-
-def parse_list(s: str, parse):
-    return [parse(f.strip()) for f in s.split(",") if f.strip()]
-
-
-def default_params():
-    return dict(scenarios=list(ALL_SCENARIOS), apis=["plain", "zcopy"], sizes=[4 << 10, 64 << 10, 1 << 20],
-                batches=[1, 32, 1024], max_batch_bytes=128 << 20, dataset_bytes=256 << 20, max_objects=16384,
-                mla_page_sizes=[1, 64], mha_page_sizes=[1, 64], hicache_pages=128,
-                multi_shapes=[(128, 61, 1152), (16, 61, 73728)])
-
-
-def quick_params():
-    return dict(scenarios=list(ALL_SCENARIOS), apis=["plain", "zcopy"], sizes=[4 << 10], batches=[1, 8],
-                max_batch_bytes=4 << 20, dataset_bytes=1 << 20, max_objects=256, mla_page_sizes=[1],
-                mha_page_sizes=[1], hicache_pages=8, multi_shapes=[(8, 61, 1152)])
-
-
-def count_objects(p, size, batch):
-    n = min(p["dataset_bytes"] // size, p["max_objects"])
-    n = max(n, 2 * batch)
-    return (n + batch - 1) // batch * batch
-
-
-def hi_pages(p, page_bytes):
-    n = p["hicache_pages"]
-    while n > 1 and n * page_bytes > p["max_batch_bytes"]:
-        n //= 2
-    return n
-
-
-def case(**kw):
-    c = dict(name="", scenario="", api="", value_size=0, batch=0, buffers=0, buffer_size=0, objects=0, timed=False)
-    c.update(kw)
-    return c
-
-
-def make_plan(p):
-    for s in p["scenarios"]:
-        if s not in ALL_SCENARIOS:
-            raise ValueError(f"unknown scenario {s!r} (known: {','.join(ALL_SCENARIOS)})")
-    for a in p["apis"]:
-        if a not in ("plain", "zcopy"):
-            raise ValueError(f"unknown api {a!r} (plain, zcopy)")
-    out = []
-    for sc in KV_SCENARIOS:
-        if sc not in p["scenarios"]:
-            continue
-        for api in p["apis"]:
-            for size in p["sizes"]:
-                for b in p["batches"]:
-                    if size * b > p["max_batch_bytes"]:
-                        continue
-                    base = dict(scenario=sc, api=api, value_size=size, batch=b, buffers=1, buffer_size=size,
-                                objects=count_objects(p, size, b), timed=sc in (SC_WRITE, SC_READ, SC_MIXED))
-                    if sc == SC_VERIFY:
-                        for ph in ("write", "read"):
-                            out.append(case(name=f"{sc}.{ph}/{api}/{size_name(size)}/x{b}", phase=ph, **base))
-                        continue
-                    out.append(case(name=f"{sc}/{api}/{size_name(size)}/x{b}", **base))
-    for sc in HI_SCENARIOS:
-        if sc not in p["scenarios"]:
-            continue
-        for pool, pages in ((POOL_MLA, p["mla_page_sizes"]), (POOL_MHA, p["mha_page_sizes"])):
-            for P in pages:
-                if pool == POOL_MLA:
-                    buffers, bufsize = MLA_LAYERS, P * MLA_LATENT * BF16
-                    value = buffers * bufsize
-                    page_bytes = value
-                else:
-                    buffers, bufsize = 1, MHA_LAYERS * P * MHA_HEADS * MHA_HEAD_DIM * BF16
-                    value = bufsize
-                    page_bytes = 2 * value
-                batch = hi_pages(p, page_bytes)
-                out.append(case(name=f"{sc}/{pool}_p{P}/{batch}pages", scenario=sc, api="hicache", pool=pool,
-                                value_size=value, batch=batch, buffers=buffers, buffer_size=bufsize, page_size=P,
-                                objects=count_objects(p, page_bytes, batch), timed=True))
-    for sc in (SC_MPUT, SC_MGET, SC_MEMCPY):
-        if sc not in p["scenarios"]:
-            continue
-        for keys, nbuf, size in p["multi_shapes"]:
-            out.append(case(name=f"{sc}/{keys}x{nbuf}x{size_name(size)}", scenario=sc,
-                            api="memcpy" if sc == SC_MEMCPY else "multi", value_size=nbuf * size, batch=keys,
-                            buffers=nbuf, buffer_size=size, objects=count_objects(p, nbuf * size, keys), timed=True))
-    return out
+def load_plan(path):
+    """Read a plan file of `mcbench -list`: a header line with the params and settings, then one case per line."""
+    with open(path) as f:
+        lines = [line for line in f if line.strip()]
+    if not lines:
+        raise ValueError(f"{path}: empty plan file")
+    header = json.loads(lines[0])
+    if not isinstance(header, dict) or header.get("schema") != PLAN_SCHEMA:
+        raise ValueError(f"{path}: not a plan file of schema {PLAN_SCHEMA} (write one with mcbench -list)")
+    params, settings = header.get("params"), header.get("settings")
+    if not isinstance(params, dict) or not isinstance(settings, dict):
+        raise ValueError(f"{path}: the header lacks params or settings")
+    for k, t in SETTINGS_KEYS.items():
+        if not isinstance(settings.get(k), t) or (t is int and isinstance(settings.get(k), bool)):
+            raise ValueError(f"{path}: setting {k!r} missing or of the wrong type")
+    cases, seen = [], set()
+    for n, line in enumerate(lines[1:], 2):
+        c = json.loads(line)
+        for k, t in CASE_KEYS.items():
+            if not isinstance(c.get(k), t) or (t is int and isinstance(c.get(k), bool)):
+                raise ValueError(f"{path}:{n}: case field {k!r} missing or of the wrong type")
+        unknown = set(c) - set(CASE_KEYS) - set(CASE_OPTIONAL)
+        if unknown:
+            raise ValueError(f"{path}:{n}: unknown case fields {sorted(unknown)}")
+        if c["scenario"] not in ALL_SCENARIOS:
+            raise ValueError(f"{path}:{n}: unknown scenario {c['scenario']!r}")
+        if c["name"] in seen:
+            raise ValueError(f"{path}:{n}: repeated case {c['name']!r}")
+        seen.add(c["name"])
+        cases.append(c)
+    return header, params, settings, cases
 
 
 def keys_per_request(c):
@@ -599,7 +512,7 @@ def verify_write(cr, r):
 
 
 class PyHostPool:
-    """The address arithmetic of SGLang's host pools (hicache-spec §1.1, §1.4) over one mmap."""
+    """The address arithmetic of SGLang's MHA and MLA host pools (get_page_buffer_meta) over one mmap."""
 
     def __init__(self, kind, page_size, tokens, populate):
         self.kind, self.P = kind, page_size
@@ -676,7 +589,7 @@ class TimedStore:
 
 
 class PyHiCacheBackend:
-    """SGLang's MooncakeStore (batch_exists / batch_set_v1 / batch_get_v1), hicache-spec §2.6-§3.2."""
+    """SGLang's MooncakeStore backend: batch_exists / batch_set_v1 / batch_get_v1, with its key suffixes and packing."""
 
     def __init__(self, store, pool):
         self.store, self.pool = store, pool
@@ -951,66 +864,26 @@ def prefault_segment(store, run, segment, rc):
 
 
 def build_parser():
+    """The flags of this client. What to measure and how is the plan's (mcbench -list), not flags here."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     a = ap.add_argument
+    a("--plan", "-plan", required=True, help="the plan file written by mcbench -list (the same flags as for the Go client)")
     a("--master", "-master", default=os.environ.get("MOONCAKE_MASTER", ""), help="master RPC address (default $MOONCAKE_MASTER; required to run)")
     a("--metadata", "-metadata", default=os.environ.get("MOONCAKE_TE_META_DATA_SERVER", ""),
       help="metadata server, e.g. http://127.0.0.1:8080/metadata (default $MOONCAKE_TE_META_DATA_SERVER)")
     a("--hostname", "-hostname", default="127.0.0.1", help="this client's local_hostname")
     a("--protocol", "-protocol", default="tcp", help="tcp or rdma")
     a("--device", "-device", default="", help="RDMA device list")
-    a("--segment", "-segment", default=None, help="global segment size this client mounts (default 2gb; quick 256mb)")
-    a("--local-buffer", "-local-buffer", default=None, help="local buffer size (default 256mb; quick 32mb)")
-    a("--quick", "-quick", action="store_true", help="tiny plan and short phases")
-    a("--scenarios", "-scenarios", default=None, help="scenarios, comma-separated (default all)")
-    a("--apis", "-apis", default=None, help="plain and/or zcopy")
-    a("--sizes", "-sizes", default=None, help="object sizes (default 4KiB,64KiB,1MiB)")
-    a("--batches", "-batches", default=None, help="keys per request (default 1,32,1024)")
-    a("--max-batch-bytes", "-max-batch-bytes", default=None, help="default 128MiB")
-    a("--dataset-bytes", "-dataset-bytes", default=None, help="default 256MiB")
-    a("--max-objects", "-max-objects", default=None, help="default 16384")
-    a("--mla-page-sizes", "-mla-page-sizes", default=None, help="default 1,64")
-    a("--mha-page-sizes", "-mha-page-sizes", default=None, help="default 1,64")
-    a("--hicache-pages", "-hicache-pages", default=None, help="default 128")
-    a("--multi-shapes", "-multi-shapes", default=None, help="default 128x61x1152,16x61x73728")
-    a("--duration", "-duration", default=None, help="measured time per time-based case (default 1s; quick 100ms)")
-    a("--warmup", "-warmup", default=None, help="warm-up per time-based case (default 200ms; quick 20ms)")
-    a("--gen-bytes", "-gen-bytes", default="", help="fresh keys are removed every this many written bytes (default segment/4)")
-    a("--rwmixread", "-rwmixread", type=int, default=70, help="mixed_rw: percent of reads")
-    a("--seed", "-seed", type=int, default=1, help="mixed_rw random seed")
-    a("--only", "-only", default="", help="run only cases whose name matches this regular expression")
     a("--json", "-json", default="", help="write results as JSON to this file (- for stdout)")
     a("--cpuprofile", "-cpuprofile", default="", help="write cProfile stats of the run to this file")
     a("--progress", "-progress", action="store_true", help="progress bar even when stderr is not a terminal")
-    a("--list", "-list", action="store_true", help="print the plan (one JSON case per line) and exit")
-    a("--populate", "-populate", default="true", help="pre-fault registered memory (true/false)")
-    a("--thp", "-thp", default="true",
-      help="transparent huge pages (MADV_HUGEPAGE) for registered memory and the memcpy reference (true/false)")
+    a("--list", "-list", action="store_true", help="print the plan as read (a header line, then one JSON case per line) and exit")
     a("--serve", "-serve", action="store_true",
       help="run cases named on stdin, one per line, answering each with a JSON line (mcbench drive)")
     a("--own-segment", "-own-segment", action="store_true",
       help="put every object in this client's own segment (ReplicateConfig.preferred_segments)")
-    a("--memcpy-ref", "-memcpy-ref", default="true",
-      help="large-page cases (objects >= 1 MiB) also time a plain copy of the same bytes between requests (true/false)")
-    a("--prefault", "-prefault", default="auto", choices=["on", "off", "auto"],
-      help="write and remove objects filling 85%% of the segment before the first case (auto = on)")
     return ap
-
-
-def params_from_args(args):
-    p = quick_params() if args.quick else default_params()
-    conv = [("scenarios", lambda s: parse_list(s, str)), ("apis", lambda s: parse_list(s, str)),
-            ("sizes", lambda s: parse_list(s, parse_size)), ("batches", lambda s: parse_list(s, parse_count)),
-            ("max_batch_bytes", parse_size), ("dataset_bytes", parse_size), ("max_objects", int),
-            ("mla_page_sizes", lambda s: parse_list(s, parse_count)),
-            ("mha_page_sizes", lambda s: parse_list(s, parse_count)), ("hicache_pages", int),
-            ("multi_shapes", lambda s: parse_list(s, parse_shape))]
-    for name, f in conv:
-        v = getattr(args, name)
-        if v is not None:
-            p[name] = f(v)
-    return p
 
 
 def host_info():
@@ -1055,7 +928,7 @@ def print_table(results, out=sys.stdout):
 
 
 def serve(bench, doc, plan):
-    """The serve protocol of mcbench drive (see cmd/mcbench/serve.go)."""
+    """The serve protocol of mcbench drive (see internal/benchdrive)."""
     by_name = {c["name"]: c for c in plan}
     head = dict(doc)
     head["results"] = []
@@ -1085,33 +958,36 @@ def serve(bench, doc, plan):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    p = params_from_args(args)
-    plan = make_plan(p)
-    if args.only:
-        rx = re.compile(args.only)
-        plan = [c for c in plan if rx.search(c["name"])]
+    try:
+        header, p, settings, plan = load_plan(args.plan)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"bench_python: {e}")
     if args.list:
+        print(json.dumps(header, separators=(",", ":")))
         for c in plan:
             print(json.dumps(c, separators=(",", ":")))
         return 0
     if not plan:
-        raise SystemExit("bench_python: the plan is empty (check --scenarios, --only and the sizes)")
+        raise SystemExit("bench_python: the plan is empty (check the flags given to mcbench -list)")
     if not args.master or not args.metadata:
         raise SystemExit("bench_python: the Python client needs a live cluster: --master and --metadata")
     if os.environ.get("MC_TCP_BIND_ADDRESS") is None:
         print("bench_python: note: MC_TCP_BIND_ADDRESS is not set (loopback clusters need 127.0.0.1)", file=sys.stderr)
 
-    args.duration = parse_duration(args.duration or ("100ms" if args.quick else "1s"))
-    args.warmup = parse_duration(args.warmup or ("20ms" if args.quick else "200ms"))
-    segment = parse_size(args.segment or ("256mb" if args.quick else "2gb"))
-    local_buffer = parse_size(args.local_buffer or ("32mb" if args.quick else "256mb"))
-    args.gen_bytes = parse_size(args.gen_bytes) if args.gen_bytes else segment // 4
-    args.populate = str(args.populate).lower() in ("1", "true", "yes", "on")
-    args.thp = str(args.thp).lower() in ("1", "true", "yes", "on")
+    # How to measure is the plan's, so both clients do it the same way.
+    args.duration, args.warmup = float(settings["duration_s"]), float(settings["warmup_s"])
+    segment, local_buffer = settings["segment"], settings["local_buffer"]
+    args.gen_bytes, args.rwmixread, args.seed = settings["gen_bytes"], settings["rwmixread"], settings["seed"]
+    args.populate, args.thp, args.memcpy_ref = settings["populate"], settings["thp"], settings["memcpy_ref"]
+    args.prefault = settings["prefault"]
     THP[0] = args.thp
-    args.memcpy_ref = str(args.memcpy_ref).lower() in ("1", "true", "yes", "on")
 
-    from mooncake.store import MooncakeDistributedStore, ReplicateConfig  # imported late: --list works without it
+    try:  # only here: reading and listing a plan need no mooncake package
+        import mooncake
+        from mooncake.store import MooncakeDistributedStore, ReplicateConfig
+    except ImportError as e:
+        raise SystemExit(f"bench_python: cannot import mooncake.store ({e}); put upstream's built Python package "
+                         "on PYTHONPATH (make bench-python MOONCAKE_PYTHONPATH=...)")
 
     store = MooncakeDistributedStore()
     rc = store.setup(args.hostname, args.metadata, segment, local_buffer, args.protocol, args.device, args.master)
@@ -1127,7 +1003,6 @@ def main(argv=None):
         n = prefault_segment(store, bench.run, segment, rc)
         print(f"bench_python: prefaulted the segment: wrote and removed {n >> 20} MiB in {time.perf_counter() - t0:.1f}s",
               file=sys.stderr)
-    import mooncake
     doc = dict(schema=SCHEMA, client="python", engine="upstream-python",
                version=f"python {platform.python_version()}, mooncake {os.path.dirname(mooncake.__file__)}",
                host=host_info(), started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -1135,8 +1010,7 @@ def main(argv=None):
                            rwmixread=args.rwmixread, seed=args.seed, segment=segment, local_buffer=local_buffer,
                            protocol=args.protocol, master=args.master, thp=args.thp,
                            memcpy_ref="ctypes.memmove (libc), one call per buffer",
-                           glibc_tunables=os.environ.get("GLIBC_TUNABLES", ""),
-                           multi_shapes=[dict(Keys=k, Buffers=b, Size=s) for k, b, s in p["multi_shapes"]]),
+                           glibc_tunables=os.environ.get("GLIBC_TUNABLES", "")),
                results=[], failures=[])
     if args.serve:
         try:

@@ -6,17 +6,20 @@
 // Llama-3-8B MHA pool through hostcache, and the multi-buffer calls), plus
 // a plain memcpy of the same bytes as the bandwidth reference.
 //
-// scripts/bench_python.py runs the same plan through upstream's Python
-// client with the same flags and writes the same JSON; `make bench-compare`
-// runs both in turn against one local cluster and `mcbench compare` puts
-// them side by side (docs/benchmarks.md).
+// The command is the runner and the server of the serve protocol; the plan
+// is internal/benchplan's, the drive internal/benchdrive's and the report
+// internal/benchreport's. scripts/bench_python.py runs the plan file that
+// -list writes through upstream's Python client and writes the same JSON;
+// `make bench-compare` runs both in turn against one local cluster and
+// `mcbench compare` puts them side by side (docs/benchmarks.md).
 //
 // Usage:
 //
 //	mcbench [flags]                  run the plan (embedded engine unless -master is given)
 //	mcbench -quick                   a tiny plan, a few seconds
-//	mcbench -list                    print the plan and exit
-//	mcbench compare [flags]          medians over rounds, Go/Python table, chart (see mcbench compare -h)
+//	mcbench -list [flags] >plan      write the plan file and exit
+//	mcbench -plan plan [flags]       run a plan file (only cluster and output flags beside it)
+//	mcbench compare [flags]          medians over runs, Go/Python table, summary, chart (see mcbench compare -h)
 //	mcbench drive [flags] -- FLAGS   Go and Python clients side by side, case by case (make bench-compare)
 //
 // Against a live cluster (native build, make native):
@@ -36,13 +39,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mooncake-go/mooncake-go/internal/benchplan"
+	"github.com/mooncake-go/mooncake-go/internal/cliconfig"
 	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
@@ -70,12 +78,12 @@ type options struct {
 	cfg       mooncake.Config
 	source    string
 	params    Params
+	cases     []Case // the plan, after -only
 	duration  time.Duration
 	warmup    time.Duration
 	genBytes  int64
 	rwmixread int
 	seed      uint64
-	only      *regexp.Regexp
 	jsonPath  string
 	cpuprof   string
 	progress  bool
@@ -86,25 +94,32 @@ type options struct {
 	memcpyRef bool
 	serve     bool
 	ownSeg    bool
+	// segment and localBuffer are the sizes of -segment and -local-buffer
+	// (the environment's config, when it is used, has its own).
+	segment, localBuffer mooncake.Size
+	// connArgs are the connection flags as given, for the clients that
+	// mcbench drive starts on the same cluster.
+	connArgs []string
 }
+
+// clientFlags are the flags that are not part of the plan: which cluster,
+// and what this one process does with its results. Every other flag shapes
+// the plan or how it is measured, so it goes into the plan file (-list) and
+// may not be given together with -plan.
+var clientFlags = append([]string{"plan", "list", "serve", "own-segment", "json", "cpuprofile", "progress"},
+	cliconfig.ConnectionFlags...)
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("mcbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: mcbench [flags]   |   mcbench compare [flags]\n\n"+
+		fmt.Fprintf(stderr, "usage: mcbench [flags]   |   mcbench compare [flags]   |   mcbench drive [flags] -- [flags]\n\n"+
 			"Benchmarks the Go binding with upstream store_kv_bench's scenarios and the HiCache workloads.\n"+
 			"Runs on the embedded engine unless -master is given (native build).\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	d := defaultParams()
-	master := fs.String("master", "", "master RPC address of a live cluster (default: $MOONCAKE_MASTER, else the embedded engine)")
-	meta := fs.String("metadata", "", "metadata server of the live cluster, e.g. http://127.0.0.1:8080/metadata")
-	host := fs.String("hostname", "127.0.0.1", "this client's local_hostname")
-	proto := fs.String("protocol", "tcp", "transport: tcp or rdma")
-	device := fs.String("device", "", "RDMA device list")
-	segment := fs.String("segment", "2gb", "global segment size this client mounts")
-	localBuf := fs.String("local-buffer", "256mb", "local buffer size (staging for the copying put/get)")
+	d := benchplan.DefaultParams()
+	cluster := cliconfig.Register(fs, cliconfig.Defaults{Segment: "2gb", LocalBuffer: "256mb", EmbeddedMaster: "embedded-mcbench"})
 	quick := fs.Bool("quick", false, "tiny plan and short phases (tests, smoke runs); other plan flags still apply")
 	scen := fs.String("scenarios", strings.Join(d.Scenarios, ","), "scenarios to run, comma-separated")
 	apis := fs.String("apis", "plain,zcopy", "store_kv_bench APIs: plain (copying) and/or zcopy (zero-copy)")
@@ -123,17 +138,18 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	mix := fs.Int("rwmixread", 70, "mixed_rw: percent of requests that read")
 	seed := fs.Uint64("seed", 1, "mixed_rw random seed")
 	only := fs.String("only", "", "run only cases whose name matches this regular expression")
+	planPath := fs.String("plan", "", "run the plan of this file (written by mcbench -list) instead of building one from the plan flags")
 	o := &options{}
 	fs.StringVar(&o.jsonPath, "json", "", "write results as JSON to this file (- for stdout, then no table)")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the measured cases to this file")
 	fs.BoolVar(&o.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
-	fs.BoolVar(&o.list, "list", false, "print the plan (one JSON case per line) and exit")
+	fs.BoolVar(&o.list, "list", false, "print the plan file (a header line with the parameters, then one JSON case per line) and exit")
 	fs.BoolVar(&o.populate, "populate", true, "pre-fault registered memory (MAP_POPULATE)")
 	fs.BoolVar(&o.thp, "thp", true, "back registered memory and the memcpy reference with transparent huge pages (MADV_HUGEPAGE); upstream's segment gets them from GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (make bench-compare sets it)")
 	fs.BoolVar(&o.serve, "serve", false, "run cases named on stdin, one per line, and answer each with a JSON line (mcbench drive)")
 	fs.BoolVar(&o.ownSeg, "own-segment", false, "put every object in this client's own segment (ReplicateConfig.preferred_segments), "+
 		"for runs where several clients are connected")
-	fs.BoolVar(&o.memcpyRef, "memcpy-ref", true, "large-page cases (objects >= 1 MiB) also time a plain copy of the same bytes between requests")
+	fs.BoolVar(&o.memcpyRef, "memcpy-ref", true, "large-page cases (objects >= 1 MiB) also time a plain copy of the same bytes after their requests")
 	fs.StringVar(&o.prefault, "prefault", "auto", "before the first case, write and remove objects filling most of the segment, so writes "+
 		"land on resident pages as in a long-running client: on, off, or auto (on for a live cluster)")
 	if err := fs.Parse(args); err != nil {
@@ -143,78 +159,115 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.Visit(func(f *flag.Flag) {
+		set[f.Name] = true
+		if slices.Contains(cliconfig.ConnectionFlags, f.Name) {
+			o.connArgs = append(o.connArgs, "-"+f.Name, f.Value.String())
+		}
+	})
 
-	p := d
-	if *quick {
-		p = quickParams()
-		if !set["duration"] {
-			*dur = 100 * time.Millisecond
+	if *planPath != "" {
+		for name := range set {
+			if !slices.Contains(clientFlags, name) {
+				return nil, fmt.Errorf("-%s is part of the plan: give it to the mcbench -list that wrote %s", name, *planPath)
+			}
 		}
-		if !set["warmup"] {
-			*warm = 20 * time.Millisecond
-		}
-		if !set["segment"] {
-			*segment = "256mb"
-		}
-		if !set["local-buffer"] {
-			*localBuf = "32mb"
-		}
-	}
-	var err error
-	if set["scenarios"] || !*quick {
-		if p.Scenarios, err = parseList(*scen, parseString); err != nil {
+		if err := o.loadPlan(*planPath, cluster); err != nil {
 			return nil, err
 		}
-	}
-	if set["apis"] || !*quick {
-		if p.APIs, err = parseList(*apis, parseString); err != nil {
+	} else {
+		p := d
+		if *quick {
+			p = benchplan.QuickParams()
+			if !set["duration"] {
+				*dur = 100 * time.Millisecond
+			}
+			if !set["warmup"] {
+				*warm = 20 * time.Millisecond
+			}
+			if !set["segment"] {
+				cluster.Segment = "256mb"
+			}
+			if !set["local-buffer"] {
+				cluster.LocalBuffer = "32mb"
+			}
+		}
+		var err error
+		if set["scenarios"] || !*quick {
+			if p.Scenarios, err = benchplan.ParseList(*scen, benchplan.ParseString); err != nil {
+				return nil, err
+			}
+		}
+		if set["apis"] || !*quick {
+			if p.APIs, err = benchplan.ParseList(*apis, benchplan.ParseString); err != nil {
+				return nil, err
+			}
+		}
+		if set["sizes"] || !*quick {
+			if p.Sizes, err = benchplan.ParseList(*sizes, benchplan.ParseSize); err != nil {
+				return nil, fmt.Errorf("-sizes: %w", err)
+			}
+		}
+		if set["batches"] || !*quick {
+			if p.Batches, err = benchplan.ParseList(*batches, benchplan.ParseCount); err != nil {
+				return nil, fmt.Errorf("-batches: %w", err)
+			}
+		}
+		if set["max-batch-bytes"] || !*quick {
+			if p.MaxBatchBytes, err = benchplan.ParseSize(*maxBatch); err != nil {
+				return nil, fmt.Errorf("-max-batch-bytes: %w", err)
+			}
+		}
+		if set["dataset-bytes"] || !*quick {
+			if p.DatasetBytes, err = benchplan.ParseSize(*dataset); err != nil {
+				return nil, fmt.Errorf("-dataset-bytes: %w", err)
+			}
+		}
+		if set["max-objects"] || !*quick {
+			p.MaxObjects = *maxObj
+		}
+		if set["mla-page-sizes"] || !*quick {
+			if p.MLAPageSizes, err = benchplan.ParseList(*mlaP, benchplan.ParseCount); err != nil {
+				return nil, fmt.Errorf("-mla-page-sizes: %w", err)
+			}
+		}
+		if set["mha-page-sizes"] || !*quick {
+			if p.MHAPageSizes, err = benchplan.ParseList(*mhaP, benchplan.ParseCount); err != nil {
+				return nil, fmt.Errorf("-mha-page-sizes: %w", err)
+			}
+		}
+		if set["hicache-pages"] || !*quick {
+			p.HiCachePages = *hiPages
+		}
+		if set["multi-shapes"] || !*quick {
+			if p.MultiShapes, err = benchplan.ParseList(*shapes, benchplan.ParseShape); err != nil {
+				return nil, fmt.Errorf("-multi-shapes: %w", err)
+			}
+		}
+		o.params = p
+		o.duration, o.warmup, o.rwmixread, o.seed = *dur, *warm, *mix, *seed
+		if o.segment, o.localBuffer, err = cluster.Sizes(); err != nil {
 			return nil, err
 		}
-	}
-	if set["sizes"] || !*quick {
-		if p.Sizes, err = parseList(*sizes, parseSize); err != nil {
-			return nil, fmt.Errorf("-sizes: %w", err)
+		o.genBytes = int64(o.segment) / 4
+		if *gen != "" {
+			g, err := benchplan.ParseSize(*gen)
+			if err != nil || g <= 0 {
+				return nil, fmt.Errorf("-gen-bytes: bad size %q", *gen)
+			}
+			o.genBytes = int64(g)
+		}
+		if o.cases, err = p.Plan(); err != nil {
+			return nil, err
+		}
+		if *only != "" {
+			rx, err := regexp.Compile(*only)
+			if err != nil {
+				return nil, fmt.Errorf("-only: %w", err)
+			}
+			o.cases = slices.DeleteFunc(o.cases, func(c Case) bool { return !rx.MatchString(c.Name) })
 		}
 	}
-	if set["batches"] || !*quick {
-		if p.Batches, err = parseList(*batches, parseInt); err != nil {
-			return nil, fmt.Errorf("-batches: %w", err)
-		}
-	}
-	if set["max-batch-bytes"] || !*quick {
-		if p.MaxBatchBytes, err = parseSize(*maxBatch); err != nil {
-			return nil, fmt.Errorf("-max-batch-bytes: %w", err)
-		}
-	}
-	if set["dataset-bytes"] || !*quick {
-		if p.DatasetBytes, err = parseSize(*dataset); err != nil {
-			return nil, fmt.Errorf("-dataset-bytes: %w", err)
-		}
-	}
-	if set["max-objects"] || !*quick {
-		p.MaxObjects = *maxObj
-	}
-	if set["mla-page-sizes"] || !*quick {
-		if p.MLAPageSizes, err = parseList(*mlaP, parseInt); err != nil {
-			return nil, fmt.Errorf("-mla-page-sizes: %w", err)
-		}
-	}
-	if set["mha-page-sizes"] || !*quick {
-		if p.MHAPageSizes, err = parseList(*mhaP, parseInt); err != nil {
-			return nil, fmt.Errorf("-mha-page-sizes: %w", err)
-		}
-	}
-	if set["hicache-pages"] || !*quick {
-		p.HiCachePages = *hiPages
-	}
-	if set["multi-shapes"] || !*quick {
-		if p.MultiShapes, err = parseList(*shapes, parseShape); err != nil {
-			return nil, fmt.Errorf("-multi-shapes: %w", err)
-		}
-	}
-	o.params = p
-	o.duration, o.warmup, o.rwmixread, o.seed = *dur, *warm, *mix, *seed
 	if o.duration <= 0 || o.warmup < 0 {
 		return nil, errors.New("-duration must be positive and -warmup not negative")
 	}
@@ -224,47 +277,43 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if o.rwmixread < 0 || o.rwmixread > 100 {
 		return nil, errors.New("-rwmixread must be within [0, 100]")
 	}
-	if *only != "" {
-		if o.only, err = regexp.Compile(*only); err != nil {
-			return nil, fmt.Errorf("-only: %w", err)
-		}
-	}
-
-	seg, err := mooncake.ParseSize(*segment)
+	cfg, src, err := cluster.Config()
 	if err != nil {
-		return nil, fmt.Errorf("-segment: %w", err)
+		return nil, err
 	}
-	lb, err := mooncake.ParseSize(*localBuf)
-	if err != nil {
-		return nil, fmt.Errorf("-local-buffer: %w", err)
-	}
-	o.genBytes = int64(seg) / 4
-	if *gen != "" {
-		g, err := parseSize(*gen)
-		if err != nil || g <= 0 {
-			return nil, fmt.Errorf("-gen-bytes: bad size %q", *gen)
-		}
-		o.genBytes = int64(g)
-	}
-	switch {
-	case *master != "":
-		if *meta == "" {
-			return nil, errors.New("-master needs -metadata")
-		}
-		o.cfg = mooncake.Config{LocalHostname: *host, MetadataServer: *meta, GlobalSegmentSize: seg,
-			LocalBufferSize: lb, Protocol: *proto, DeviceName: *device, MasterServerAddress: *master}
-		o.source = "flags"
-	case os.Getenv(mooncake.EnvMaster) != "" || os.Getenv(mooncake.EnvConfigPath) != "":
-		if o.cfg, err = mooncake.ConfigFromEnv(); err != nil {
-			return nil, err
-		}
-		o.source = "environment"
-	default:
-		o.cfg = mooncake.Config{LocalHostname: *host, MetadataServer: "P2PHANDSHAKE", GlobalSegmentSize: seg,
-			LocalBufferSize: lb, Protocol: *proto, MasterServerAddress: "embedded-mcbench"}
-		o.source = "embedded default"
-	}
+	o.cfg, o.source = cfg, string(src)
 	return o, nil
+}
+
+// planFile is the plan as -list writes it.
+func (o *options) planFile() benchplan.File {
+	return benchplan.File{Params: o.params, Cases: o.cases, Settings: benchplan.Settings{
+		DurationS: o.duration.Seconds(), WarmupS: o.warmup.Seconds(), GenBytes: o.genBytes, RWMixRead: o.rwmixread,
+		Seed: o.seed, Segment: uint64(o.segment), LocalBuffer: uint64(o.localBuffer), Populate: o.populate, THP: o.thp,
+		MemcpyRef: o.memcpyRef, Prefault: o.prefault}}
+}
+
+// loadPlan takes the plan and its settings from a plan file, as if the
+// flags that wrote it had been given.
+func (o *options) loadPlan(path string, cluster *cliconfig.Flags) error {
+	r, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, err := benchplan.ReadFile(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	s := f.Settings
+	o.params, o.cases = f.Params, f.Cases
+	o.duration = time.Duration(math.Round(s.DurationS * 1e9))
+	o.warmup = time.Duration(math.Round(s.WarmupS * 1e9))
+	o.genBytes, o.rwmixread, o.seed = s.GenBytes, s.RWMixRead, s.Seed
+	o.segment, o.localBuffer = mooncake.Size(s.Segment), mooncake.Size(s.LocalBuffer)
+	cluster.Segment, cluster.LocalBuffer = strconv.FormatUint(s.Segment, 10), strconv.FormatUint(s.LocalBuffer, 10)
+	o.populate, o.thp, o.memcpyRef, o.prefault = s.Populate, s.THP, s.MemcpyRef, s.Prefault
+	return nil
 }
 
 // prefaultSegment writes 32 MiB objects until 85% of the segment (below the
@@ -298,21 +347,6 @@ func (b *bench) prefaultSegment() (int64, error) {
 	return n, nil
 }
 
-// Run is one run's JSON document (shared with scripts/bench_python.py).
-type Run struct {
-	Schema   string         `json:"schema"`
-	Client   string         `json:"client"` // "go" or "python"
-	Engine   string         `json:"engine"`
-	Version  string         `json:"version"`
-	Host     map[string]any `json:"host"`
-	Started  string         `json:"started"`
-	Params   map[string]any `json:"params"`
-	Results  []Result       `json:"results"`
-	Failures []string       `json:"failures,omitempty"`
-}
-
-const schema = "mcbench/1"
-
 // stdin is where -serve reads case names (a variable for tests).
 var stdin io.Reader = os.Stdin
 
@@ -321,27 +355,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	plan, err := o.params.Plan()
-	if err != nil {
-		return err
-	}
-	if o.only != nil {
-		var keep []Case
-		for _, c := range plan {
-			if o.only.MatchString(c.Name) {
-				keep = append(keep, c)
-			}
-		}
-		plan = keep
-	}
+	plan := o.cases
 	if o.list {
-		enc := json.NewEncoder(stdout)
-		for _, c := range plan {
-			if err := enc.Encode(c); err != nil {
-				return err
-			}
-		}
-		return nil
+		return o.planFile().Write(stdout)
 	}
 	if len(plan) == 0 {
 		return errors.New("the plan is empty (check -scenarios, -only and the sizes)")

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"math"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mooncake-go/mooncake-go/internal/benchplan"
 	"github.com/mooncake-go/mooncake-go/mooncake"
 )
 
@@ -54,8 +56,8 @@ func TestQuickRun(t *testing.T) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
-	p := quickParams()
-	p.MultiShapes = []Shape{{8, 61, 1152}, {2, 2, 1 << 20}}
+	p := benchplan.QuickParams()
+	p.MultiShapes = []Shape{{Keys: 8, Buffers: 61, Size: 1152}, {Keys: 2, Buffers: 2, Size: 1 << 20}}
 	plan, err := p.Plan()
 	if err != nil {
 		t.Fatal(err)
@@ -96,103 +98,72 @@ func TestListAndFlags(t *testing.T) {
 	if err := run([]string{"-list", "-only", "^multi_get"}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], `"multi_get/128x61x1152B"`) || !strings.Contains(lines[1], `"multi_get/16x61x72KiB"`) {
+	f, err := benchplan.ReadFile(bytes.NewReader(out.Bytes()))
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	if len(f.Cases) != 2 || f.Cases[0].Name != "multi_get/128x61x1152B" || f.Cases[1].Name != "multi_get/16x61x72KiB" {
 		t.Fatalf("plan:\n%s", out.String())
 	}
+	if !reflect.DeepEqual(f.Params, benchplan.DefaultParams()) {
+		t.Errorf("params %+v", f.Params)
+	}
+	want := benchplan.Settings{DurationS: 1, WarmupS: 0.2, GenBytes: 512 << 20, RWMixRead: 70, Seed: 1, Segment: 2 << 30,
+		LocalBuffer: 256 << 20, Populate: true, THP: true, MemcpyRef: true, Prefault: "auto"}
+	if f.Settings != want {
+		t.Errorf("settings %+v, want %+v", f.Settings, want)
+	}
 	for _, bad := range [][]string{{"-sizes", "4q"}, {"-scenarios", "nope"}, {"-multi-shapes", "1x2"}, {"-rwmixread", "101"},
-		{"-master", "x"}, {"-duration", "0s"}, {"extra"}} {
+		{"-master", "x"}, {"-duration", "0s"}, {"-segment", "lots"}, {"-local-buffer", "1.5mb"}, {"-gen-bytes", "0"}, {"-prefault", "maybe"}, {"extra"}} {
 		if err := run(append([]string{"-list"}, bad...), &out, &out); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
 }
 
-func TestDefaultPlan(t *testing.T) {
-	plan, err := defaultParams().Plan()
+// TestPlanFile: a plan file gives the same plan and settings as the flags
+// that wrote it, and refuses plan flags beside it.
+func TestPlanFile(t *testing.T) {
+	t.Setenv(mooncake.EnvMaster, "")
+	t.Setenv(mooncake.EnvConfigPath, "")
+	flags := []string{"-quick", "-sizes", "4KiB,1MiB", "-batches", "1,16", "-only", "hicache|multi|fill", "-duration", "15ms",
+		"-warmup", "3ms", "-thp=false", "-prefault", "off", "-rwmixread", "50", "-seed", "7", "-gen-bytes", "8MiB", "-segment", "96mb"}
+	var list bytes.Buffer
+	if err := run(append([]string{"-list"}, flags...), &list, &list); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "plan.jsonl")
+	if err := os.WriteFile(path, list.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	direct, err := parseFlags(flags, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := map[string]Case{}
-	for _, c := range plan {
-		if _, dup := names[c.Name]; dup {
-			t.Errorf("duplicate case %s", c.Name)
-		}
-		names[c.Name] = c
-	}
-	// The shapes the targets talk about are in the default plan.
-	for name, want := range map[string]Case{
-		"multi_put/128x61x1152B":                  {Batch: 128, Buffers: 61, BufSize: 1152},
-		"multi_get/16x61x72KiB":                   {Batch: 16, Buffers: 61, BufSize: 73728},
-		"memcpy/16x61x72KiB":                      {Batch: 16, Buffers: 61, BufSize: 73728},
-		"hicache_set/mla_layer_first_p1/128pages": {Batch: 128, Buffers: 61, BufSize: 1152},
-		"hicache_get/mla_layer_first_p64/16pages": {Batch: 16, Buffers: 61, BufSize: 73728},
-		"hicache_get/mha_page_first_p64/16pages":  {Batch: 16, Buffers: 1, BufSize: 4 << 20},
-		"write_perf/zcopy/4KiB/x1024":             {Batch: 1024, Buffers: 1, BufSize: 4096},
-		"read_perf/plain/1MiB/x32":                {Batch: 32, Buffers: 1, BufSize: 1 << 20},
-	} {
-		c, ok := names[name]
-		if !ok {
-			t.Errorf("default plan lacks %s", name)
-			continue
-		}
-		if c.Batch != want.Batch || c.Buffers != want.Buffers || c.BufSize != want.BufSize {
-			t.Errorf("%s: %+v", name, c)
-		}
-	}
-	if _, ok := names["read_perf/zcopy/1MiB/x1024"]; ok {
-		t.Errorf("1 GiB batches should be skipped by -max-batch-bytes")
-	}
-	if got := sizeName(73728); got != "72KiB" {
-		t.Errorf("sizeName(73728) = %s", got)
-	}
-	for in, want := range map[string]int{"4096": 4096, "4k": 4096, "64KiB": 64 << 10, "1MiB": 1 << 20, "2gb": 2 << 30, "1152B": 1152} {
-		if got, err := parseSize(in); err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v", in, got, err)
-		}
-	}
-}
-
-// TestPlanMatchesPython checks that scripts/bench_python.py builds the same
-// plan from the same flags (python3 only; the mooncake module is not needed).
-func TestPlanMatchesPython(t *testing.T) {
-	py, err := exec.LookPath("python3")
+	fromFile, err := parseFlags([]string{"-plan", path, "-hostname", "10.0.0.1"}, io.Discard)
 	if err != nil {
-		t.Skip("no python3")
+		t.Fatal(err)
 	}
-	for _, args := range [][]string{nil, {"-quick"}, {"-quick", "-sizes", "4KiB,1MiB", "-batches", "1,16"},
-		{"-only", "hicache|multi", "-mla-page-sizes", "1,16,64", "-hicache-pages", "64"},
-		{"-max-batch-bytes", "8MiB", "-dataset-bytes", "16MiB", "-max-objects", "100", "-multi-shapes", "4x3x100"}} {
-		var gout bytes.Buffer
-		if err := run(append([]string{"-list"}, args...), &gout, &gout); err != nil {
-			t.Fatalf("%q: %v", args, err)
+	if !reflect.DeepEqual(direct.planFile(), fromFile.planFile()) {
+		t.Errorf("plan from the file differs:\n%+v\n%+v", direct.planFile(), fromFile.planFile())
+	}
+	if !reflect.DeepEqual(direct.paramsJSON(), fromFile.paramsJSON()) {
+		t.Errorf("run header params differ:\n%v\n%v", direct.paramsJSON(), fromFile.paramsJSON())
+	}
+	if fromFile.cfg.GlobalSegmentSize != 96<<20 || fromFile.cfg.LocalBufferSize != 32<<20 || fromFile.cfg.LocalHostname != "10.0.0.1" {
+		t.Errorf("config %+v", fromFile.cfg)
+	}
+	var again bytes.Buffer
+	if err := run([]string{"-list", "-plan", path}, &again, &again); err != nil || again.String() != list.String() {
+		t.Errorf("-list -plan does not reproduce the file (%v):\n%s", err, again.String())
+	}
+	for _, bad := range [][]string{{"-duration", "1s"}, {"-quick"}, {"-only", "x"}, {"-segment", "1gb"}, {"-thp=true"}} {
+		if _, err := parseFlags(append([]string{"-plan", path}, bad...), io.Discard); err == nil {
+			t.Errorf("-plan with %q: no error", bad)
 		}
-		cmd := exec.Command(py, append([]string{"../../scripts/bench_python.py", "--list"}, args...)...)
-		pout, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("bench_python.py --list %q: %v", args, err)
-		}
-		decode := func(s string) []map[string]any {
-			var out []map[string]any
-			for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
-				var m map[string]any
-				if err := json.Unmarshal([]byte(line), &m); err != nil {
-					t.Fatalf("%q: %v", line, err)
-				}
-				out = append(out, m)
-			}
-			return out
-		}
-		g, p := decode(gout.String()), decode(string(pout))
-		if !reflect.DeepEqual(g, p) {
-			t.Errorf("%q: plans differ: Go %d cases, Python %d", args, len(g), len(p))
-			for i := 0; i < min(len(g), len(p)); i++ {
-				if !reflect.DeepEqual(g[i], p[i]) {
-					t.Errorf("first difference:\n go %v\n py %v", g[i], p[i])
-					break
-				}
-			}
-		}
+	}
+	if _, err := parseFlags([]string{"-plan", filepath.Join(t.TempDir(), "none")}, io.Discard); err == nil {
+		t.Error("-plan of a missing file: no error")
 	}
 }
 
@@ -208,127 +179,6 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
-func fakeRun(client string, scale float64, plan []Case) Run {
-	r := Run{Schema: schema, Client: client, Engine: "test", Version: "v", Started: "2026-01-01T00:00:00Z",
-		Host: map[string]any{"cpu": "CPU", "cpus": 2.0, "mem_bytes": float64(1 << 34)}}
-	for i, c := range plan {
-		ops := 1000 * float64(i+1) * scale
-		r.Results = append(r.Results, Result{Case: c, OpsPerSec: ops, GBps: ops * float64(c.ValueSize) / 1e9,
-			P50Us: 10, P99Us: 20 / scale, P999Us: 30})
-	}
-	return r
-}
-
-func TestCompare(t *testing.T) {
-	p := quickParams()
-	p.MultiShapes = []Shape{{128, 61, 1152}, {16, 61, 73728}}
-	plan, err := p.Plan()
-	if err != nil {
-		t.Fatal(err)
-	}
-	goRuns := []Run{fakeRun("go", 1.2, plan), fakeRun("go", 1.4, plan), fakeRun("go", 1.0, plan)}
-	pyRuns := []Run{fakeRun("python", 1, plan), fakeRun("python", 1, plan), fakeRun("python", 1, plan)}
-	rows, err := compareRuns(goRuns, pyRuns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != len(plan) {
-		t.Fatalf("%d rows for %d cases", len(rows), len(plan))
-	}
-	var sawSmall, sawLarge, sawRef bool
-	for _, r := range rows {
-		// Paired ratios 1.2, 1.4, 1.0: geometric mean 1.68^(1/3); medians 1.2.
-		if math.Abs(r.Ratio-math.Cbrt(1.2*1.4)) > 1e-9 || math.Abs(r.RatioOfMedians-1.2) > 1e-9 || r.RatioMin < 0.999 || r.RatioMax < 1.399 || r.Rounds != 3 {
-			t.Errorf("%s: ratio %v [%v, %v] rounds %d", r.Scenario, r.Ratio, r.RatioMin, r.RatioMax, r.Rounds)
-		}
-		switch r.Scenario {
-		case "multi_put/128x61x1152B":
-			sawSmall = r.Target == 1.3 && !*r.Met // 1.19 < 1.3
-		case "multi_get/16x61x72KiB":
-			sawLarge = r.Target == 1.0 && *r.Met && r.MemcpyMet != nil && r.MemcpyFraction > 0
-		case "memcpy/16x61x72KiB":
-			sawRef = r.Target == 0 && r.Met == nil
-		}
-	}
-	if !sawSmall || !sawLarge || !sawRef {
-		t.Errorf("targets: small %v large %v reference %v", sawSmall, sawLarge, sawRef)
-	}
-	m := reportMeta(goRuns, pyRuns, "make bench-compare")
-	table := markdownTable(rows, m)
-	for _, want := range []string{"| `multi_put/128x61x1152B` |", "**no**", "Targets missed", "`make bench-compare`"} {
-		if !strings.Contains(table, want) {
-			t.Errorf("table lacks %q", want)
-		}
-	}
-	img := renderChart(rows, m)
-	if b := img.Bounds(); b.Dx() < 800 || b.Dy() < 16*len(rows) {
-		t.Errorf("chart is %v", b)
-	}
-
-	// Files, markers, mismatches.
-	dir := t.TempDir()
-	write := func(name string, r Run) string {
-		data, _ := json.Marshal(r)
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	write("go-1.json", goRuns[0])
-	write("go-2.json", goRuns[1])
-	write("py-1.json", pyRuns[0])
-	md := filepath.Join(dir, "b.md")
-	os.WriteFile(md, []byte("# title\n\n"+mdBegin+"\nold\n"+mdEnd+"\n\nprose\n"), 0o644)
-	var out bytes.Buffer
-	err = runCompare([]string{"-go", filepath.Join(dir, "go-*.json"), "-python", filepath.Join(dir, "py-*.json"),
-		"-out", filepath.Join(dir, "rows.json"), "-png", filepath.Join(dir, "c.png"), "-md", md}, &out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := os.ReadFile(md)
-	if !strings.Contains(string(got), "prose") || strings.Contains(string(got), "\nold\n") || !strings.Contains(string(got), "multi_get") {
-		t.Errorf("markdown section not replaced:\n%s", got)
-	}
-	var jrows []map[string]any
-	data, _ := os.ReadFile(filepath.Join(dir, "rows.json"))
-	if err := json.Unmarshal(data, &jrows); err != nil || len(jrows) != len(plan) {
-		t.Fatalf("rows.json: %v (%d rows)", err, len(jrows))
-	}
-	for _, k := range []string{"scenario", "go_ops_per_s", "python_ops_per_s", "go_gbps", "python_gbps", "go_p99_us", "python_p99_us"} {
-		if _, ok := jrows[0][k]; !ok {
-			t.Errorf("rows.json lacks %s", k)
-		}
-	}
-	other := pyRuns[0]
-	other.Results = append([]Result{}, other.Results...)
-	other.Results[0].ValueSize++
-	write("py-bad.json", other)
-	if err := runCompare([]string{"-go", filepath.Join(dir, "go-1.json"), "-python", filepath.Join(dir, "py-bad.json")}, &out); err == nil {
-		t.Error("compare accepted runs of different plans")
-	}
-	if err := runCompare([]string{"-go", filepath.Join(dir, "py-1.json"), "-python", filepath.Join(dir, "py-1.json")}, &out); err == nil {
-		t.Error("compare accepted a Python run as a Go run")
-	}
-
-	// A/A: Go runs on both sides; go-2 runs at 1.4/1.2 of go-1's rate.
-	out.Reset()
-	if err := runCompare([]string{"-aa", "-go", filepath.Join(dir, "go-2.json"), "-python", filepath.Join(dir, "go-1.json")}, &out); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"| A/B |", "| `multi_put/128x61x1152B` |", "1.17×", "Mean distance of A/B from 1 over"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("A/A table lacks %q:\n%s", want, out.String())
-		}
-	}
-	if err := runCompare([]string{"-aa", "-go", filepath.Join(dir, "go-1.json"), "-python", filepath.Join(dir, "py-1.json")}, &out); err == nil {
-		t.Error("-aa accepted a Python run")
-	}
-	if err := runCompare([]string{"-aa", "-go", filepath.Join(dir, "go-1.json"), "-python", filepath.Join(dir, "go-2.json"), "-out", filepath.Join(dir, "x.json")}, &out); err == nil {
-		t.Error("-aa accepted -out")
-	}
-}
-
 // TestServe drives the serve protocol of mcbench drive on the embedded
 // engine: a header line, one reply per case name, an error for an unknown
 // name, then quit.
@@ -339,7 +189,16 @@ func TestServe(t *testing.T) {
 	stdin = in
 	defer func() { stdin = old }()
 	var out, errb bytes.Buffer
-	err := run(append(args, "-quick", "-serve", "-own-segment", "-duration", "10ms", "-warmup", "1ms"), &out, &errb)
+	// As mcbench drive starts its clients: the plan from a file.
+	var list bytes.Buffer
+	if err := run([]string{"-list", "-quick", "-duration", "10ms", "-warmup", "1ms"}, &list, &list); err != nil {
+		t.Fatal(err)
+	}
+	plan := filepath.Join(t.TempDir(), "plan.jsonl")
+	if err := os.WriteFile(plan, list.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(append(args, "-serve", "-own-segment", "-plan", plan), &out, &errb)
 	if err != nil {
 		t.Fatalf("serve: %v\n%s", err, errb.String())
 	}
@@ -351,8 +210,8 @@ func TestServe(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &head); err != nil || head.Schema != schema || head.Client != "go" {
 		t.Fatalf("header %q: %v", lines[0], err)
 	}
-	var r1, r2, r3 serveReply
-	for i, r := range []*serveReply{&r1, &r2, &r3} {
+	var r1, r2, r3 benchplan.ServeReply
+	for i, r := range []*benchplan.ServeReply{&r1, &r2, &r3} {
 		if err := json.Unmarshal([]byte(lines[i+1]), r); err != nil {
 			t.Fatal(err)
 		}
@@ -368,22 +227,89 @@ func TestServe(t *testing.T) {
 	}
 }
 
-// TestRatioCancelsStartOrder: a slowdown of whichever client started first,
-// with alternating start order, leaves the geometric mean of paired ratios
-// unbiased.
-func TestRatioCancelsStartOrder(t *testing.T) {
-	plan, err := quickParams().Plan()
+// TestPythonReadsThePlan: scripts/bench_python.py takes the plan of
+// mcbench -list as it is, and says so plainly when it cannot run it
+// (python3 only; the mooncake module is not needed for that).
+func TestPythonReadsThePlan(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	t.Setenv(mooncake.EnvMaster, "")
+	t.Setenv(mooncake.EnvConfigPath, "")
+	script := filepath.Join("..", "..", "scripts", "bench_python.py")
+	dir := t.TempDir()
+	decode := func(s string) []map[string]any {
+		var out []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			out = append(out, m)
+		}
+		return out
+	}
+	for i, args := range [][]string{nil, {"-quick"}, {"-quick", "-sizes", "4KiB,1MiB", "-batches", "1,16", "-thp=false"},
+		{"-only", "hicache|multi", "-mla-page-sizes", "1,16,64", "-hicache-pages", "64", "-duration", "2s"},
+		{"-max-batch-bytes", "8MiB", "-dataset-bytes", "16MiB", "-max-objects", "100", "-multi-shapes", "4x3x100", "-prefault", "off"}} {
+		var gout bytes.Buffer
+		if err := run(append([]string{"-list"}, args...), &gout, &gout); err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		plan := filepath.Join(dir, fmt.Sprintf("plan-%d.jsonl", i))
+		if err := os.WriteFile(plan, gout.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pout, err := exec.Command(py, script, "--plan", plan, "--list").Output()
+		if err != nil {
+			t.Fatalf("bench_python.py --plan (mcbench -list %q) --list: %v", args, err)
+		}
+		if g, p := decode(gout.String()), decode(string(pout)); !reflect.DeepEqual(g, p) {
+			t.Errorf("%q: Python read the plan as\n%s\nwant\n%s", args, pout, gout.String())
+		}
+	}
+
+	good := filepath.Join(dir, "plan-1.jsonl")
+	data, err := os.ReadFile(good)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan = plan[:1]
-	g1, g2 := fakeRun("go", 0.5, plan), fakeRun("go", 1, plan)         // Go first in round 1: half speed
-	p1, p2 := fakeRun("python", 1, plan), fakeRun("python", 0.5, plan) // Python first in round 2
-	rows, err := compareRuns([]Run{g1, g2}, []Run{p1, p2})
-	if err != nil {
-		t.Fatal(err)
+	header, cases, _ := strings.Cut(string(data), "\n")
+	for name, tc := range map[string]struct {
+		plan string // file content; "" runs the good plan
+		args []string
+		want string // in stderr
+	}{
+		"not a plan":    {plan: "{\"schema\":\"mcbench/1\"}\n", want: "not a plan file"},
+		"unknown field": {plan: header + "\n" + strings.Replace(cases, `"timed"`, `"colour":1,"timed"`, 1), want: "unknown case fields"},
+		"missing field": {plan: header + "\n" + strings.Replace(cases, `"objects":`, `"objekts":`, 1), want: "'objects'"},
+		"no setting":    {plan: strings.Replace(header, `"thp"`, `"THP"`, 1) + "\n" + cases, want: "'thp'"},
+		"plan flag":     {args: []string{"--duration", "1s"}, want: "unrecognized arguments"},
+		"no cluster":    {want: "--master and --metadata"},
+	} {
+		path := good
+		if tc.plan != "" {
+			path = filepath.Join(dir, "bad.jsonl")
+			if err := os.WriteFile(path, []byte(tc.plan), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command(py, append([]string{script, "--plan", path}, tc.args...)...)
+		cmd.Env = append(os.Environ(), "MOONCAKE_MASTER=", "MOONCAKE_TE_META_DATA_SERVER=")
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s: %v, output lacks %q:\n%s", name, err, tc.want, out)
+		}
 	}
-	if r := rows[0]; math.Abs(r.Ratio-1) > 1e-9 || r.RatioMin != 0.5 || r.RatioMax != 2 {
-		t.Errorf("ratio %v [%v, %v], want 1 [0.5, 2]", r.Ratio, r.RatioMin, r.RatioMax)
+
+	// Without upstream's package it stops before touching any cluster.
+	if exec.Command(py, "-c", "import mooncake.store").Run() == nil {
+		t.Log("mooncake.store is importable here: the missing-package message is not checked")
+		return
+	}
+	out, err := exec.Command(py, script, "--plan", good, "--master", "127.0.0.1:1", "--metadata", "http://127.0.0.1:1/metadata").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "cannot import mooncake.store") {
+		t.Errorf("without mooncake: %v\n%s", err, out)
 	}
 }

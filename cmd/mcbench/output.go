@@ -8,6 +8,8 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mooncake-go/mooncake-go/internal/benchreport"
 )
 
 // writeTable prints results for people.
@@ -15,29 +17,10 @@ func writeTable(w io.Writer, results []Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "case\tkeys/s\treq/s\tGB/s\tp50 µs\tp99 µs\tp999 µs\terrors\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%s\t%s\t%s\t%d\t\n", r.Name, num(r.OpsPerSec), num(r.ReqPerSec), r.GBps,
-			num(r.P50Us), num(r.P99Us), num(r.P999Us), r.Errors)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%s\t%s\t%s\t%d\t\n", r.Name, benchreport.Num(r.OpsPerSec), benchreport.Num(r.ReqPerSec), r.GBps,
+			benchreport.Num(r.P50Us), benchreport.Num(r.P99Us), benchreport.Num(r.P999Us), r.Errors)
 	}
 	tw.Flush()
-}
-
-// num formats with three significant digits and a k/M suffix.
-func num(v float64) string {
-	switch {
-	case v >= 10e6:
-		return fmt.Sprintf("%.0fM", v/1e6)
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	case v >= 10e3:
-		return fmt.Sprintf("%.0fk", v/1e3)
-	case v >= 1e3:
-		return fmt.Sprintf("%.2fk", v/1e3)
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
 }
 
 func isTerminal(w io.Writer) bool {

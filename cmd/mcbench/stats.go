@@ -37,35 +37,6 @@ func (r *recorder) add(d time.Duration, keys int, bytes int64) {
 	r.bytes += bytes
 }
 
-// Result is one row of a run's output. The JSON shape is shared with
-// scripts/bench_python.py.
-type Result struct {
-	Case
-	Requests  int     `json:"requests"`
-	Keys      int     `json:"keys"`
-	Bytes     int64   `json:"bytes"`
-	BusySec   float64 `json:"busy_s"`
-	WallSec   float64 `json:"wall_s"`
-	OpsPerSec float64 `json:"ops_per_s"` // keys (objects) per second of busy time
-	ReqPerSec float64 `json:"req_per_s"`
-	GBps      float64 `json:"gbps"` // 1e9 bytes per second of busy time
-	MeanUs    float64 `json:"mean_us"`
-	P50Us     float64 `json:"p50_us"`
-	P99Us     float64 `json:"p99_us"`
-	P999Us    float64 `json:"p999_us"`
-	Errors    int     `json:"errors"`
-	// MemcpyGBps, for large-page cases (objects of 1 MiB or more), is a
-	// plain copy of the same bytes between the same kind of buffers, timed
-	// between the store requests of this case (so under the same machine
-	// conditions): the reference of the "90% of memcpy" target.
-	MemcpyGBps float64 `json:"memcpy_gbps,omitempty"`
-	// OutsideUs, for HiCache cases, is the mean time per request spent
-	// outside the store client's calls: building page meta, keys and lists,
-	// and checking results (hostcache in Go; the SGLang backend logic in
-	// Python, whose list conversion inside the pybind call is not included).
-	OutsideUs float64 `json:"outside_us,omitempty"`
-}
-
 func (r *recorder) result(c Case) Result {
 	res := Result{Case: c, Requests: r.requests, Keys: r.keys, Bytes: r.bytes, Errors: r.errors,
 		WallSec: time.Since(r.start).Seconds(), BusySec: float64(r.busy) / 1e9}

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mooncake-go/mooncake-go/internal/cliconfig"
 	"github.com/mooncake-go/mooncake-go/internal/fill"
 	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
@@ -46,12 +47,7 @@ type options struct {
 
 func parseFlags(args []string) (*options, error) {
 	fs := flag.NewFlagSet("mooncake-demo", flag.ContinueOnError)
-	master := fs.String("master", "", "master RPC address (default: $MOONCAKE_MASTER, else the embedded engine)")
-	meta := fs.String("metadata", "", "metadata server (e.g. http://127.0.0.1:8080/metadata)")
-	host := fs.String("hostname", "127.0.0.1", "this client's local_hostname")
-	proto := fs.String("protocol", "tcp", "tcp or rdma")
-	device := fs.String("device", "", "RDMA device list")
-	segment := fs.String("segment", "512mb", "global segment size this client mounts")
+	cluster := cliconfig.Register(fs, cliconfig.Defaults{Segment: "512mb", LocalBuffer: "16mb", EmbeddedMaster: "embedded-demo"})
 	o := &options{}
 	fs.IntVar(&o.objects, "objects", 256, "single-buffer objects")
 	fs.IntVar(&o.objSize, "object-size", 64<<10, "bytes per single-buffer object")
@@ -62,28 +58,11 @@ func parseFlags(args []string) (*options, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	seg, err := mooncake.ParseSize(*segment)
+	cfg, src, err := cluster.Config()
 	if err != nil {
-		return nil, fmt.Errorf("-segment: %w", err)
+		return nil, err
 	}
-	switch {
-	case *master != "":
-		if *meta == "" {
-			return nil, errors.New("-master needs -metadata")
-		}
-		o.cfg = mooncake.Config{LocalHostname: *host, MetadataServer: *meta, GlobalSegmentSize: seg,
-			LocalBufferSize: 16 << 20, Protocol: *proto, DeviceName: *device, MasterServerAddress: *master}
-		o.source = "flags"
-	case os.Getenv(mooncake.EnvMaster) != "" || os.Getenv(mooncake.EnvConfigPath) != "":
-		if o.cfg, err = mooncake.ConfigFromEnv(); err != nil {
-			return nil, err
-		}
-		o.source = "environment"
-	default:
-		o.cfg = mooncake.Config{LocalHostname: *host, MetadataServer: "P2PHANDSHAKE", GlobalSegmentSize: seg,
-			LocalBufferSize: 16 << 20, Protocol: *proto, MasterServerAddress: "embedded-demo"}
-		o.source = "embedded default"
-	}
+	o.cfg, o.source = cfg, string(src)
 	if o.objects < 0 || o.pages < 0 || o.objSize <= 0 || o.layers <= 0 || o.layerSize <= 0 || o.batch <= 0 {
 		return nil, errors.New("counts and sizes must be positive")
 	}

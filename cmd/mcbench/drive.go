@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mooncake-go/mooncake-go/internal/benchdrive"
+)
+
+// runDrive is mcbench drive: it builds the plan from the flags after "--",
+// writes it to the output directory, and has internal/benchdrive run it on
+// a Go and a second client that both read that plan file, so the two run
+// the same cases with the same settings by construction.
+func runDrive(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mcbench drive", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rounds := fs.Int("rounds", 2, "rounds: fresh pairs of client processes; the client that starts first alternates "+
+		"(Go in odd rounds, Python in even ones), because upstream's client slows down or speeds up when another joins")
+	repeat := fs.Int("repeat", 2, "in every round, each case runs this many times per client, alternating Go and Python")
+	outDir := fs.String("out", "build/bench/drive", "directory for the plan (plan.jsonl), the runs' JSON (go-N.json, py-N.json) and the clients' logs")
+	python := fs.String("python", "python3 scripts/bench_python.py", "the second client's command: the Python client, or an mcbench binary for an A/A check")
+	goBin := fs.String("go", "", "the Go client's binary (default: this executable)")
+	pyFirst := fs.Bool("python-first", false, "run Python before Go in every round (B A B A; to check that order does not matter)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: mcbench drive [-rounds N] [-out DIR] [-python CMD] -- [mcbench flags: the plan and the cluster]\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	o, err := parseFlags(fs.Args(), stderr)
+	if err != nil {
+		return err
+	}
+	if o.serve || o.list || o.ownSeg || o.jsonPath != "" || o.cpuprof != "" {
+		return errors.New("drive: -serve, -own-segment, -list, -json and -cpuprofile are the drive's business, not flags for its clients")
+	}
+	if err := os.MkdirAll(*outDir, 0o755); err != nil {
+		return err
+	}
+	planPath, err := filepath.Abs(filepath.Join(*outDir, "plan.jsonl"))
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(planPath)
+	if err != nil {
+		return err
+	}
+	if err := o.planFile().Write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	var names []string
+	for _, c := range o.cases {
+		if c.Scenario == scVerifyWrite && c.Phase == "read" {
+			continue // measured by its write case
+		}
+		names = append(names, c.Name)
+	}
+	self := *goBin
+	if self == "" {
+		if self, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	// Each client puts its objects in its own segment, so both use
+	// upstream's local memcpy path as a lone client would.
+	client := append([]string{"-serve", "-own-segment", "-plan", planPath}, o.connArgs...)
+	return benchdrive.Run(benchdrive.Options{
+		Rounds: *rounds, Repeat: *repeat, OutDir: *outDir, PythonFirst: *pyFirst, Cases: names,
+		GoArgv:     append([]string{self}, client...),
+		PythonArgv: append(strings.Fields(*python), client...),
+		Stdout:     stdout, Stderr: stderr,
+	})
+}

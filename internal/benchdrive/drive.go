@@ -1,0 +1,280 @@
+// Package benchdrive runs two benchmark clients side by side on one
+// cluster, case by case (mcbench drive, make bench-compare).
+//
+// Each client is a process in serve mode (mcbench -serve, bench_python.py
+// --serve): it opens its store, prefaults its segment and writes one JSON
+// line, its Run header without results. Then, for every line it reads on
+// stdin (a case name of its plan), it runs that case with fresh keys and
+// writes one JSON line, a benchplan.ServeReply. "quit" (or end of input)
+// closes the store and ends the process.
+//
+// The drive sends every case to the first client, then to the second, a
+// given number of times: A B A B, so the two measure a case seconds apart
+// and never at the same time. Every round starts a fresh pair of
+// processes, and the one started first alternates between rounds.
+package benchdrive
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mooncake-go/mooncake-go/internal/benchplan"
+	"github.com/mooncake-go/mooncake-go/internal/benchreport"
+)
+
+// Options of a drive.
+type Options struct {
+	Rounds int // fresh pairs of client processes
+	Repeat int // runs of every case per client and round
+	OutDir string
+	// GoArgv and PythonArgv are the two clients' command lines, serve flags
+	// included. The second is the Python client, or the Go client again for
+	// an A/A check; its runs are named py-N either way.
+	GoArgv, PythonArgv []string
+	PythonFirst        bool     // Python before Go within a round (B A B A), to check that order does not matter
+	Cases              []string // the case names to send, in order
+	Stdout, Stderr     io.Writer
+}
+
+// Run drives the clients and writes go-N.json and py-N.json, one per round
+// and pass, and each process's log into o.OutDir.
+func Run(o Options) error {
+	if o.Rounds <= 0 || o.Repeat <= 0 {
+		return errors.New("-rounds and -repeat must be positive")
+	}
+	if len(o.Cases) == 0 {
+		return errors.New("the plan is empty")
+	}
+	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+		return err
+	}
+	samples := o.Rounds * o.Repeat
+	goRuns, pyRuns := make([]benchplan.Run, samples), make([]benchplan.Run, samples)
+	start := time.Now()
+	// Where a process's memory lands (its segment above all) changes its
+	// speed for its whole life on a virtual machine, so every round samples
+	// another placement with its own pair of processes. The client that
+	// connects first alternates because upstream's client may slow down or
+	// speed up when another one joins.
+	for r := 0; r < o.Rounds; r++ {
+		first := "Go"
+		if r%2 == 1 {
+			first = "Python"
+		}
+		fmt.Fprintf(o.Stderr, "drive: round %d/%d: starting the clients, %s first (logs in %s)\n", r+1, o.Rounds, first, o.OutDir)
+		startGo := func() (*server, error) {
+			return startServer("Go", o.GoArgv, filepath.Join(o.OutDir, fmt.Sprintf("go-%d.log", r+1)))
+		}
+		startPy := func() (*server, error) {
+			return startServer("Python", o.PythonArgv, filepath.Join(o.OutDir, fmt.Sprintf("py-%d.log", r+1)))
+		}
+		var gs, ps *server
+		var err error
+		if first == "Go" {
+			if gs, err = startGo(); err == nil {
+				if ps, err = startPy(); err != nil {
+					gs.stop()
+				}
+			}
+		} else if ps, err = startPy(); err == nil {
+			if gs, err = startGo(); err != nil {
+				ps.stop()
+			}
+		}
+		if err != nil {
+			return err
+		}
+		for k := 0; k < o.Repeat; k++ {
+			i := r*o.Repeat + k
+			goRuns[i], pyRuns[i] = gs.head, ps.head
+			goRuns[i].Results, pyRuns[i].Results = nil, nil
+			for _, run := range []*benchplan.Run{&goRuns[i], &pyRuns[i]} {
+				p := maps.Clone(run.Params)
+				if p == nil {
+					p = map[string]any{}
+				}
+				p["drive"] = map[string]any{"rounds": o.Rounds, "repeat": o.Repeat, "round": r + 1, "pass": k + 1, "first": first}
+				run.Params = p
+			}
+		}
+		err = o.round(gs, ps, r, goRuns[r*o.Repeat:], pyRuns[r*o.Repeat:], start)
+		gerr, perr := gs.stop(), ps.stop()
+		if err != nil {
+			return err
+		}
+		if gerr != nil || perr != nil {
+			return fmt.Errorf("round %d: clients exited with %v / %v", r+1, gerr, perr)
+		}
+	}
+	return writeRuns(goRuns, pyRuns, o.OutDir, len(o.Cases), start, o.Stdout)
+}
+
+func (o Options) round(gs, ps *server, r int, goRuns, pyRuns []benchplan.Run, start time.Time) error {
+	for i, name := range o.Cases {
+		for k := 0; k < o.Repeat; k++ {
+			where := fmt.Sprintf("round %d/%d [%3d/%d] %d/%d", r+1, o.Rounds, i+1, len(o.Cases), k+1, o.Repeat)
+			if err := o.pair(gs, ps, name, &goRuns[k], &pyRuns[k], where, start); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (o Options) pair(gs, ps *server, name string, goRun, pyRun *benchplan.Run, where string, start time.Time) error {
+	var gres, pres []benchplan.Result
+	var err error
+	if o.PythonFirst {
+		if pres, err = ps.run(name); err == nil {
+			gres, err = gs.run(name)
+		}
+	} else if gres, err = gs.run(name); err == nil {
+		pres, err = ps.run(name)
+	}
+	if err != nil {
+		return err
+	}
+	goRun.Results = append(goRun.Results, gres...)
+	pyRun.Results = append(pyRun.Results, pres...)
+	if len(gres) > 0 && len(pres) > 0 {
+		g, p := gres[0], pres[0]
+		ratio := 0.0
+		if p.OpsPerSec > 0 {
+			ratio = g.OpsPerSec / p.OpsPerSec
+		}
+		fmt.Fprintf(o.Stderr, "drive: %s %-45s go %8s py %8s keys/s  %5.2fx  (%s, load %s)\n",
+			where, name, benchreport.Num(g.OpsPerSec), benchreport.Num(p.OpsPerSec), ratio, time.Since(start).Round(time.Second), loadAvg())
+	}
+	return nil
+}
+
+// server is one client process in serve mode.
+type server struct {
+	name string
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	head benchplan.Run
+	log  *os.File
+}
+
+func startServer(name string, argv []string, logPath string) (*server, error) {
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("no command for the %s client", name)
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = logf
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	outp, err := cmd.StdoutPipe()
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s client: %w", name, err)
+	}
+	s := &server{name: name, cmd: cmd, in: in, out: bufio.NewReaderSize(outp, 1<<20), log: logf}
+	line, err := s.out.ReadBytes('\n')
+	if err != nil {
+		s.stop()
+		return nil, fmt.Errorf("%s client did not start (see %s): %v", name, logPath, err)
+	}
+	if err := json.Unmarshal(line, &s.head); err != nil || s.head.Schema != benchplan.Schema {
+		s.stop()
+		return nil, fmt.Errorf("%s client: bad header %q (see %s)", name, line, logPath)
+	}
+	return s, nil
+}
+
+func (s *server) run(name string) ([]benchplan.Result, error) {
+	if _, err := fmt.Fprintln(s.in, name); err != nil {
+		return nil, fmt.Errorf("%s client: %w", s.name, err)
+	}
+	line, err := s.out.ReadBytes('\n')
+	if err != nil {
+		return nil, fmt.Errorf("%s client died during %s: %v", s.name, name, err)
+	}
+	var rep benchplan.ServeReply
+	if err := json.Unmarshal(line, &rep); err != nil {
+		return nil, fmt.Errorf("%s client: bad reply %q", s.name, line)
+	}
+	if rep.Error != "" {
+		return nil, fmt.Errorf("%s client: %s", s.name, rep.Error)
+	}
+	return rep.Results, nil
+}
+
+// stop asks the client to quit and waits for it, since closing its store
+// takes a few seconds in upstream's client; it kills it, by its own process
+// handle, only if it does not exit within a minute.
+func (s *server) stop() error {
+	if s.in != nil {
+		fmt.Fprintln(s.in, "quit")
+		s.in.Close()
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		_ = s.cmd.Process.Kill()
+		err = <-done
+	}
+	s.log.Close()
+	return err
+}
+
+func writeRuns(goRuns, pyRuns []benchplan.Run, outDir string, cases int, start time.Time, stdout io.Writer) error {
+	for r := range goRuns {
+		for _, x := range []struct {
+			run  benchplan.Run
+			file string
+		}{{goRuns[r], fmt.Sprintf("go-%d.json", r+1)}, {pyRuns[r], fmt.Sprintf("py-%d.json", r+1)}} {
+			for _, res := range x.run.Results {
+				if res.Errors > 0 {
+					x.run.Failures = append(x.run.Failures, fmt.Sprintf("%s: %d failed keys", res.Name, res.Errors))
+				}
+			}
+			data, err := json.MarshalIndent(x.run, "", " ")
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(outDir, x.file), append(data, '\n'), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "drive: %d cases x %d samples x 2 clients in %s; runs in %s\n", cases, len(goRuns),
+		time.Since(start).Round(time.Second), outDir)
+	return nil
+}
+
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	if f := strings.Fields(string(data)); len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}

@@ -1,0 +1,154 @@
+package benchdrive
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mooncake-go/mooncake-go/internal/benchplan"
+)
+
+// The test binary doubles as a client in serve mode: "fake-client NAME
+// SCALE" answers every case name with SCALE*1000 keys/s, "fail-me" with an
+// error, and logs what it did to $BENCHDRIVE_LOG.
+func TestMain(m *testing.M) {
+	if len(os.Args) == 4 && os.Args[1] == "fake-client" {
+		fakeClient(os.Args[2], os.Args[3])
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func fakeClient(name, scale string) {
+	f, err := os.OpenFile(os.Getenv("BENCHDRIVE_LOG"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		os.Exit(3)
+	}
+	defer f.Close()
+	s, _ := strconv.ParseFloat(scale, 64)
+	fmt.Fprintf(f, "start %s\n", name)
+	enc := json.NewEncoder(os.Stdout)
+	client := map[string]string{"Go": "go", "Python": "python"}[name]
+	enc.Encode(benchplan.Run{Schema: benchplan.Schema, Client: client, Params: map[string]any{"scale": s}})
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		c := in.Text()
+		if c == "quit" {
+			fmt.Fprintf(f, "quit %s\n", name)
+			return
+		}
+		fmt.Fprintf(f, "%s %s\n", name, c)
+		if c == "fail-me" {
+			enc.Encode(benchplan.ServeReply{Results: []benchplan.Result{}, Error: "no such case"})
+			continue
+		}
+		enc.Encode(benchplan.ServeReply{Results: []benchplan.Result{{Case: benchplan.Case{Name: c}, OpsPerSec: 1000 * s, Errors: len(c) % 2}}})
+	}
+}
+
+func fakeArgv(t *testing.T, name, scale string) []string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{exe, "fake-client", name, scale}
+}
+
+func TestRun(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		pythonFirst bool
+		// the order of one round's requests, per case: A B A B
+		pass []string
+	}{
+		{"go first within a round", false, []string{"Go", "Python", "Go", "Python"}},
+		{"python first within a round", true, []string{"Python", "Go", "Python", "Go"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			logPath := filepath.Join(dir, "clients.log")
+			t.Setenv("BENCHDRIVE_LOG", logPath)
+			var stdout, stderr strings.Builder
+			err := Run(Options{Rounds: 2, Repeat: 2, OutDir: dir, Cases: []string{"a", "bb"}, PythonFirst: tc.pythonFirst,
+				GoArgv: fakeArgv(t, "Go", "1.5"), PythonArgv: fakeArgv(t, "Python", "1"), Stdout: &stdout, Stderr: &stderr})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, stderr.String())
+			}
+			log, _ := os.ReadFile(logPath)
+			var want []string
+			for _, first := range []string{"Go", "Python"} {
+				second := map[string]string{"Go": "Python", "Python": "Go"}[first]
+				want = append(want, "start "+first, "start "+second)
+				for _, c := range []string{"a", "bb"} {
+					for _, who := range tc.pass {
+						want = append(want, who+" "+c)
+					}
+				}
+				want = append(want, "quit Go", "quit Python")
+			}
+			if got := strings.TrimSpace(string(log)); got != strings.Join(want, "\n") {
+				t.Errorf("clients did\n%s\nwant\n%s", log, strings.Join(want, "\n"))
+			}
+			if !strings.Contains(stderr.String(), "1.50x") {
+				t.Errorf("the drive log lacks the per-case ratio:\n%s", stderr.String())
+			}
+			for i := 1; i <= 4; i++ {
+				for _, who := range []string{"go", "py"} {
+					data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%s-%d.json", who, i)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					var r benchplan.Run
+					if err := json.Unmarshal(data, &r); err != nil {
+						t.Fatal(err)
+					}
+					d, _ := r.Params["drive"].(map[string]any)
+					round, pass := (i+1)/2, 2-i%2
+					first := map[int]string{1: "Go", 2: "Python"}[round]
+					if len(r.Results) != 2 || r.Results[0].Name != "a" || r.Results[1].Name != "bb" ||
+						d["round"] != float64(round) || d["pass"] != float64(pass) || d["first"] != first || d["rounds"] != 2.0 ||
+						r.Params["scale"] == nil {
+						t.Errorf("%s-%d.json: %s", who, i, data)
+					}
+					if len(r.Failures) != 1 || !strings.Contains(r.Failures[0], "a: 1 failed keys") {
+						t.Errorf("%s-%d.json: failures %q", who, i, r.Failures)
+					}
+				}
+			}
+			if !strings.Contains(stdout.String(), "2 cases x 4 samples x 2 clients") {
+				t.Errorf("stdout: %s", stdout.String())
+			}
+		})
+	}
+}
+
+func TestRunFails(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("BENCHDRIVE_LOG", filepath.Join(dir, "clients.log"))
+	good := Options{Rounds: 1, Repeat: 1, OutDir: dir, Cases: []string{"a"}, GoArgv: fakeArgv(t, "Go", "1"),
+		PythonArgv: fakeArgv(t, "Python", "1"), Stdout: io.Discard, Stderr: io.Discard}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Options)
+		want string
+	}{
+		{"no rounds", func(o *Options) { o.Rounds = 0 }, "positive"},
+		{"no cases", func(o *Options) { o.Cases = nil }, "empty"},
+		{"a case fails", func(o *Options) { o.Cases = []string{"a", "fail-me"} }, "no such case"},
+		{"a client does not start", func(o *Options) { o.PythonArgv = []string{filepath.Join(dir, "no-such-binary")} }, "start Python client"},
+		{"a client is not a server", func(o *Options) { o.PythonArgv = []string{"/bin/sh", "-c", "echo hello"} }, "bad header"},
+		{"no command", func(o *Options) { o.GoArgv = nil }, "no command"},
+	} {
+		o := good
+		tc.mod(&o)
+		if err := Run(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}

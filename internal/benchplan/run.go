@@ -1,0 +1,51 @@
+package benchplan
+
+// Schema names the JSON of a run (a Run document, or the header a client
+// in serve mode writes first).
+const Schema = "mcbench/1"
+
+// Run is one run's JSON document, the same from both clients.
+type Run struct {
+	Schema   string         `json:"schema"`
+	Client   string         `json:"client"` // "go" or "python"
+	Engine   string         `json:"engine"`
+	Version  string         `json:"version"`
+	Host     map[string]any `json:"host"`
+	Started  string         `json:"started"`
+	Params   map[string]any `json:"params"`
+	Results  []Result       `json:"results"`
+	Failures []string       `json:"failures,omitempty"`
+}
+
+// Result is one measured case of a run.
+type Result struct {
+	Case
+	Requests  int     `json:"requests"`
+	Keys      int     `json:"keys"`
+	Bytes     int64   `json:"bytes"`
+	BusySec   float64 `json:"busy_s"`
+	WallSec   float64 `json:"wall_s"`
+	OpsPerSec float64 `json:"ops_per_s"` // keys (objects) per second of busy time
+	ReqPerSec float64 `json:"req_per_s"`
+	GBps      float64 `json:"gbps"` // 1e9 bytes per second of busy time
+	MeanUs    float64 `json:"mean_us"`
+	P50Us     float64 `json:"p50_us"`
+	P99Us     float64 `json:"p99_us"`
+	P999Us    float64 `json:"p999_us"`
+	Errors    int     `json:"errors"`
+	// MemcpyGBps, for large-page cases, is a plain copy of the same bytes,
+	// timed right after the case's requests so that it sees the same machine
+	// conditions: the reference of the "90% of memcpy" target.
+	MemcpyGBps float64 `json:"memcpy_gbps,omitempty"`
+	// OutsideUs, for HiCache cases, is the mean time per request spent
+	// outside the store client's calls (page meta, keys, lists, result
+	// checks): what the HiCache layer itself costs.
+	OutsideUs float64 `json:"outside_us,omitempty"`
+}
+
+// ServeReply is a client's answer to one case name in serve mode (mcbench
+// -serve, bench_python.py --serve): the case's results, or why it failed.
+type ServeReply struct {
+	Results []Result `json:"results"`
+	Error   string   `json:"error,omitempty"`
+}

@@ -1,0 +1,275 @@
+// Package benchreport compares the runs of two benchmark clients (the Go
+// binding and upstream's Python client, or the Go client twice for an A/A
+// check) and writes the report: the Markdown table of docs/benchmarks.md,
+// the summary docs/benchmarks.json, and the chart.
+//
+// Per case it takes the median over the runs of keys/s, GB/s and the
+// latency percentiles, and the Go/Python ratio as the geometric mean of the
+// paired per-run ratios, and holds the ratio against the case's target.
+package benchreport
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mooncake-go/mooncake-go/internal/benchplan"
+)
+
+// Row is the comparison of one case.
+type Row struct {
+	Scenario      string  `json:"scenario"` // the case name
+	GoOpsPerSec   float64 `json:"go_ops_per_s"`
+	PythonOpsPerS float64 `json:"python_ops_per_s"`
+	GoGBps        float64 `json:"go_gbps"`
+	PythonGBps    float64 `json:"python_gbps"`
+	GoP99Us       float64 `json:"go_p99_us"`
+	PythonP99Us   float64 `json:"python_p99_us"`
+	GoP50Us       float64 `json:"go_p50_us"`
+	PythonP50Us   float64 `json:"python_p50_us"`
+	GoP999Us      float64 `json:"go_p999_us"`
+	PythonP999Us  float64 `json:"python_p999_us"`
+	// Ratio is the Go/Python keys/s ratio: the geometric mean of the paired
+	// per-run ratios (run i of Go against run i of Python, measured seconds
+	// apart in the same round), so that a slowdown of whichever client
+	// started first cancels out when rounds alternate the start order.
+	Ratio          float64 `json:"ratio"`
+	RatioOfMedians float64 `json:"ratio_of_medians"` // go_ops_per_s / python_ops_per_s
+	RatioMin       float64 `json:"ratio_min"`        // the smallest and largest paired per-run ratio
+	RatioMax       float64 `json:"ratio_max"`
+	Target         float64 `json:"target,omitempty"` // required ratio (0: reference row, no target)
+	Met            *bool   `json:"met,omitempty"`
+	MemcpyFraction float64 `json:"go_memcpy_fraction,omitempty"` // large pages: go_gbps / a memcpy of the same bytes (median of per-run ratios)
+	MemcpyTarget   float64 `json:"memcpy_target,omitempty"`
+	MemcpyMet      *bool   `json:"memcpy_met,omitempty"`
+	Rounds         int     `json:"rounds"` // runs per client
+	// HiCache cases: mean time per request outside the store client's
+	// calls (median over runs) and the mean request time.
+	GoOutsideUs     float64 `json:"go_outside_us,omitempty"`
+	PythonOutsideUs float64 `json:"python_outside_us,omitempty"`
+	GoMeanUs        float64 `json:"go_mean_us"`
+	PythonMeanUs    float64 `json:"python_mean_us"`
+	// Case is what was measured; the summary leaves it out, since the name
+	// says it and the table does not need it.
+	Case benchplan.Case `json:"-"`
+}
+
+// Expand turns a comma-separated list of files and globs into the sorted
+// list of files; a pattern that matches nothing is an error.
+func Expand(list string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		m, err := filepath.Glob(f)
+		if err != nil {
+			return nil, err
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("no file matches %q", f)
+		}
+		out = append(out, m...)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// LoadRuns reads run files and checks that each is a run of client.
+func LoadRuns(files []string, client string) ([]benchplan.Run, error) {
+	var runs []benchplan.Run
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var r benchplan.Run
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if r.Schema != benchplan.Schema {
+			return nil, fmt.Errorf("%s: schema %q, want %q", f, r.Schema, benchplan.Schema)
+		}
+		if r.Client != client {
+			return nil, fmt.Errorf("%s: a %q run given as %s", f, r.Client, client)
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// The targets, as Go/Python keys/s ratios (docs/benchmarks.md says where
+// they come from).
+const (
+	targetMultiSmall = 1.3 // 128 keys × 61 buffers × 1152 B
+	targetZcopy4K    = 1.1 // 1024 × 4 KiB zero-copy batches
+	targetOther      = 1.0
+	targetMemcpy     = 0.9 // large pages: Go GB/s / Go memcpy GB/s
+)
+
+// targetFor returns the ratio target of a case (0 for reference rows) and
+// the memcpy case a large-page case is held against ("" if none).
+func targetFor(c benchplan.Case) (float64, string) {
+	if c.Scenario == benchplan.Memcpy {
+		return 0, ""
+	}
+	if c.Buffers == 61 && c.BufSize == 1152 && c.Batch == 128 && c.Scenario != benchplan.HiCacheExists {
+		return targetMultiSmall, "" // exists moves no buffers: the 1.0 target
+	}
+	if c.API == benchplan.APIZcopy && c.ValueSize == 4096 && c.Batch == 1024 {
+		return targetZcopy4K, ""
+	}
+	if c.Buffers == 61 && c.BufSize == 73728 && c.Batch == 16 && c.Scenario != benchplan.HiCacheExists {
+		return targetOther, fmt.Sprintf("%s/%s", benchplan.Memcpy, benchplan.Shape{Keys: c.Batch, Buffers: c.Buffers, Size: c.BufSize})
+	}
+	return targetOther, ""
+}
+
+// Compare puts the runs side by side, case by case, in the order of the Go
+// runs. Both sides must have run the same cases with the same parameters.
+func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
+	type series struct {
+		c            benchplan.Case
+		ops, gbps    []float64
+		p50, p99, p9 []float64
+		memcpyFrac   []float64 // per run: gbps / the case's own memcpy reference
+		outside      []float64
+		mean         []float64
+	}
+	collect := func(runs []benchplan.Run) (map[string]*series, []string, error) {
+		m := map[string]*series{}
+		var order []string
+		for ri, r := range runs {
+			for _, res := range r.Results {
+				s := m[res.Name]
+				if s == nil {
+					if ri > 0 {
+						return nil, nil, fmt.Errorf("case %s is not in every %s run", res.Name, r.Client)
+					}
+					s = &series{c: res.Case}
+					m[res.Name] = s
+					order = append(order, res.Name)
+				} else if s.c != res.Case {
+					return nil, nil, fmt.Errorf("case %s has different parameters in different %s runs", res.Name, r.Client)
+				}
+				s.ops = append(s.ops, res.OpsPerSec)
+				s.gbps = append(s.gbps, res.GBps)
+				s.p50 = append(s.p50, res.P50Us)
+				s.p99 = append(s.p99, res.P99Us)
+				s.p9 = append(s.p9, res.P999Us)
+				s.mean = append(s.mean, res.MeanUs)
+				if res.OutsideUs > 0 {
+					s.outside = append(s.outside, res.OutsideUs)
+				}
+				if res.MemcpyGBps > 0 {
+					s.memcpyFrac = append(s.memcpyFrac, res.GBps/res.MemcpyGBps)
+				}
+			}
+		}
+		for name, s := range m {
+			if len(s.ops) != len(runs) {
+				return nil, nil, fmt.Errorf("case %s is not in every %s run", name, runs[0].Client)
+			}
+		}
+		return m, order, nil
+	}
+	if len(goRuns) == 0 || len(pyRuns) == 0 {
+		return nil, fmt.Errorf("no runs to compare")
+	}
+	gm, order, err := collect(goRuns)
+	if err != nil {
+		return nil, err
+	}
+	pm, _, err := collect(pyRuns)
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, name := range order {
+		g, p := gm[name], pm[name]
+		if p == nil {
+			return nil, fmt.Errorf("case %s is in the Go runs but not in the Python runs", name)
+		}
+		if g.c != p.c {
+			return nil, fmt.Errorf("case %s: the Go and Python runs used different parameters (%+v vs %+v)", name, g.c, p.c)
+		}
+		r := Row{Scenario: name, Case: g.c, Rounds: min(len(g.ops), len(p.ops)),
+			GoOpsPerSec: median(g.ops), PythonOpsPerS: median(p.ops), GoGBps: median(g.gbps), PythonGBps: median(p.gbps),
+			GoP50Us: median(g.p50), PythonP50Us: median(p.p50), GoP99Us: median(g.p99), PythonP99Us: median(p.p99),
+			GoP999Us: median(g.p9), PythonP999Us: median(p.p9),
+			GoOutsideUs: median(g.outside), PythonOutsideUs: median(p.outside), GoMeanUs: median(g.mean), PythonMeanUs: median(p.mean)}
+		if r.PythonOpsPerS > 0 {
+			r.RatioOfMedians = r.GoOpsPerSec / r.PythonOpsPerS
+		}
+		var logSum float64
+		var paired int
+		for i := 0; i < r.Rounds; i++ {
+			if p.ops[i] <= 0 || g.ops[i] <= 0 {
+				continue
+			}
+			q := g.ops[i] / p.ops[i]
+			logSum += math.Log(q)
+			paired++
+			if r.RatioMin == 0 || q < r.RatioMin {
+				r.RatioMin = q
+			}
+			r.RatioMax = max(r.RatioMax, q)
+		}
+		if paired > 0 {
+			r.Ratio = math.Exp(logSum / float64(paired))
+		}
+		rows = append(rows, r)
+	}
+	for name := range pm {
+		if gm[name] == nil {
+			return nil, fmt.Errorf("case %s is in the Python runs but not in the Go runs", name)
+		}
+	}
+	memcpy := map[string]float64{}
+	for _, r := range rows {
+		if r.Case.Scenario == benchplan.Memcpy {
+			memcpy[r.Scenario] = r.GoGBps
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		t, ref := targetFor(r.Case)
+		if t > 0 {
+			r.Target = t
+			met := r.Ratio >= t
+			r.Met = &met
+		}
+		// The memcpy fraction: against the case's own reference, timed
+		// after its requests (paired, run by run); else against the memcpy
+		// case of the same shape.
+		if f := gm[r.Scenario].memcpyFrac; len(f) > 0 {
+			r.MemcpyFraction = median(f)
+		} else if ref != "" && memcpy[ref] > 0 {
+			r.MemcpyFraction = r.GoGBps / memcpy[ref]
+		}
+		if ref != "" && r.MemcpyFraction > 0 {
+			r.MemcpyTarget = targetMemcpy
+			met := r.MemcpyFraction >= targetMemcpy
+			r.MemcpyMet = &met
+		}
+	}
+	return rows, nil
+}

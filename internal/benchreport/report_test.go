@@ -1,0 +1,365 @@
+package benchreport
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mooncake-go/mooncake-go/internal/benchplan"
+)
+
+func testPlan(t *testing.T) []benchplan.Case {
+	t.Helper()
+	p := benchplan.QuickParams()
+	p.MultiShapes = []benchplan.Shape{{Keys: 128, Buffers: 61, Size: 1152}, {Keys: 16, Buffers: 61, Size: 73728}}
+	plan, err := p.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+// fakeRun is a run in which case i did 1000*(i+1)*scale keys/s.
+func fakeRun(client string, scale float64, plan []benchplan.Case) benchplan.Run {
+	r := benchplan.Run{Schema: benchplan.Schema, Client: client, Engine: "test", Version: "v", Started: "2026-01-01T00:00:00Z",
+		Host: map[string]any{"cpu": "CPU", "cpus": 2.0, "mem_bytes": float64(1 << 34), "os": "linux", "arch": "amd64"},
+		Params: map[string]any{"master": "127.0.0.1:1", "protocol": "tcp", "segment": float64(2 << 30), "local_buffer": float64(256 << 20),
+			"duration_s": 1.0, "warmup_s": 0.2, "thp": true, "glibc_tunables": "", "memcpy_ref": "libc memcpy",
+			"drive": map[string]any{"rounds": 2.0, "repeat": 2.0}}}
+	for i, c := range plan {
+		ops := 1000 * float64(i+1) * scale
+		res := benchplan.Result{Case: c, OpsPerSec: ops, GBps: ops * float64(c.ValueSize) / 1e9, P50Us: 10, P99Us: 20 / scale, P999Us: 30, MeanUs: 12}
+		if c.API == benchplan.APIHiCache {
+			res.OutsideUs = 3 / scale
+		}
+		r.Results = append(r.Results, res)
+	}
+	return r
+}
+
+func TestCompare(t *testing.T) {
+	plan := testPlan(t)
+	goRuns := []benchplan.Run{fakeRun("go", 1.2, plan), fakeRun("go", 1.4, plan), fakeRun("go", 1.0, plan)}
+	pyRuns := []benchplan.Run{fakeRun("python", 1, plan), fakeRun("python", 1, plan), fakeRun("python", 1, plan)}
+	rows, err := Compare(goRuns, pyRuns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(plan) {
+		t.Fatalf("%d rows for %d cases", len(rows), len(plan))
+	}
+	byName := map[string]Row{}
+	for _, r := range rows {
+		// Paired ratios 1.2, 1.4, 1.0: geometric mean 1.68^(1/3); medians 1.2.
+		if math.Abs(r.Ratio-math.Cbrt(1.2*1.4)) > 1e-9 || math.Abs(r.RatioOfMedians-1.2) > 1e-9 ||
+			math.Abs(r.RatioMin-1) > 1e-9 || math.Abs(r.RatioMax-1.4) > 1e-9 || r.Rounds != 3 {
+			t.Errorf("%s: ratio %v [%v, %v] rounds %d", r.Scenario, r.Ratio, r.RatioMin, r.RatioMax, r.Rounds)
+		}
+		byName[r.Scenario] = r
+	}
+	yes, no := true, false
+	for _, tc := range []struct {
+		name      string
+		target    float64
+		met       *bool
+		memcpyMet *bool
+	}{
+		{"multi_put/128x61x1152B", 1.3, &no, nil},                 // 1.19 < 1.3
+		{"hicache_set/mla_layer_first_p1/8pages", 1.0, &yes, nil}, // 8 pages: not the 128-page shape
+		{"hicache_exists/mla_layer_first_p1/8pages", 1.0, &yes, nil},
+		{"write_perf/zcopy/4KiB/x8", 1.0, &yes, nil},
+		{"multi_get/16x61x72KiB", 1.0, &yes, &yes}, // held against the memcpy row of its shape
+		{"memcpy/16x61x72KiB", 0, nil, nil},        // reference row
+	} {
+		r, ok := byName[tc.name]
+		if !ok {
+			t.Errorf("no row %s", tc.name)
+			continue
+		}
+		if r.Target != tc.target || !reflect.DeepEqual(r.Met, tc.met) || !reflect.DeepEqual(r.MemcpyMet, tc.memcpyMet) {
+			t.Errorf("%s: target %v met %v memcpy met %v (fraction %v)", tc.name, r.Target, ptr(r.Met), ptr(r.MemcpyMet), r.MemcpyFraction)
+		}
+	}
+	if mg, mc := byName["multi_get/16x61x72KiB"], byName["memcpy/16x61x72KiB"]; math.Abs(mg.MemcpyFraction-mg.GoGBps/mc.GoGBps) > 1e-12 {
+		t.Errorf("memcpy fraction %v, want %v", mg.MemcpyFraction, mg.GoGBps/mc.GoGBps)
+	}
+	hs := byName["hicache_set/mla_layer_first_p1/8pages"]
+	if hs.GoOutsideUs != 3/1.2 || hs.PythonOutsideUs != 3 || hs.GoMeanUs != 12 {
+		t.Errorf("HiCache outside time: %+v", hs)
+	}
+	// A case's own memcpy reference wins over the memcpy row of its shape.
+	withRef := []benchplan.Run{fakeRun("go", 1, plan)}
+	for i := range withRef[0].Results {
+		withRef[0].Results[i].MemcpyGBps = withRef[0].Results[i].GBps / 0.85
+	}
+	rows, err = Compare(withRef, pyRuns[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Scenario == "multi_get/16x61x72KiB" && (math.Abs(r.MemcpyFraction-0.85) > 1e-9 || *r.MemcpyMet) {
+			t.Errorf("own reference: fraction %v", r.MemcpyFraction)
+		}
+	}
+	if md := Markdown(rows, Meta{}); !strings.Contains(md, "- `multi_get/16x61x72KiB`: 85% of memcpy < 90%") {
+		t.Errorf("the missed memcpy target is not listed:\n%s", md)
+	}
+}
+
+func ptr(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	return *b
+}
+
+// TestRatioCancelsStartOrder: a slowdown of whichever client started first,
+// with alternating start order, leaves the geometric mean of paired ratios
+// unbiased, where the ratio of medians is not.
+func TestRatioCancelsStartOrder(t *testing.T) {
+	plan := testPlan(t)[:1]
+	g1, g2 := fakeRun("go", 0.5, plan), fakeRun("go", 1, plan)         // Go first in round 1: half speed
+	p1, p2 := fakeRun("python", 1, plan), fakeRun("python", 0.5, plan) // Python first in round 2
+	g3, p3 := fakeRun("go", 0.5, plan), fakeRun("python", 1, plan)     // Go first again
+	rows, err := Compare([]benchplan.Run{g1, g2}, []benchplan.Run{p1, p2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rows[0]; math.Abs(r.Ratio-1) > 1e-9 || r.RatioMin != 0.5 || r.RatioMax != 2 {
+		t.Errorf("ratio %v [%v, %v], want 1 [0.5, 2]", r.Ratio, r.RatioMin, r.RatioMax)
+	}
+	rows, err = Compare([]benchplan.Run{g1, g2, g3}, []benchplan.Run{p1, p2, p3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rows[0]; math.Abs(r.Ratio-math.Cbrt(0.5)) > 1e-9 || math.Abs(r.RatioOfMedians-0.5) > 1e-9 {
+		t.Errorf("odd rounds: ratio %v, of medians %v", r.Ratio, r.RatioOfMedians)
+	}
+}
+
+func TestCompareRefuses(t *testing.T) {
+	plan := testPlan(t)
+	g, p := fakeRun("go", 1, plan), fakeRun("python", 1, plan)
+	for _, tc := range []struct {
+		name     string
+		goRuns   []benchplan.Run
+		pyRuns   []benchplan.Run
+		modified func(*benchplan.Run)
+	}{
+		{name: "no runs", goRuns: nil, pyRuns: []benchplan.Run{p}},
+		{name: "other parameters", goRuns: []benchplan.Run{g}, pyRuns: []benchplan.Run{p},
+			modified: func(r *benchplan.Run) { r.Results[0].ValueSize++ }},
+		{name: "case missing on one side", goRuns: []benchplan.Run{g}, pyRuns: []benchplan.Run{p},
+			modified: func(r *benchplan.Run) { r.Results = r.Results[1:] }},
+		{name: "case only on one side", goRuns: []benchplan.Run{g}, pyRuns: []benchplan.Run{p},
+			modified: func(r *benchplan.Run) {
+				r.Results = append(r.Results, benchplan.Result{Case: benchplan.Case{Name: "extra"}})
+			}},
+		{name: "case missing in a later run", goRuns: []benchplan.Run{g}, pyRuns: []benchplan.Run{p, p},
+			modified: func(r *benchplan.Run) { r.Results = r.Results[:len(r.Results)-1] }},
+	} {
+		py := append([]benchplan.Run{}, tc.pyRuns...)
+		if tc.modified != nil {
+			last := py[len(py)-1]
+			last.Results = append([]benchplan.Result{}, last.Results...)
+			tc.modified(&last)
+			py[len(py)-1] = last
+		}
+		if _, err := Compare(tc.goRuns, py); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+}
+
+func writeRun(t *testing.T, dir, name string, r benchplan.Run) string {
+	t.Helper()
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestRun(t *testing.T) {
+	plan := testPlan(t)
+	dir := t.TempDir()
+	writeRun(t, dir, "go-1.json", fakeRun("go", 1.2, plan))
+	writeRun(t, dir, "go-2.json", fakeRun("go", 1.4, plan))
+	writeRun(t, dir, "py-1.json", fakeRun("python", 1, plan))
+	writeRun(t, dir, "py-2.json", fakeRun("python", 1, plan))
+	goFiles, err := Expand(filepath.Join(dir, "go-*.json"))
+	if err != nil || len(goFiles) != 2 {
+		t.Fatalf("Expand: %v %v", goFiles, err)
+	}
+	pyFiles, _ := Expand(filepath.Join(dir, "py-1.json") + ", " + filepath.Join(dir, "py-2.json"))
+	md := filepath.Join(dir, "b.md")
+	doc := "# title\n\n" + MarkBegin + "\nold\n" + MarkEnd + "\n\nprose\n"
+	if err := os.WriteFile(md, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{GoFiles: goFiles, PythonFiles: pyFiles, Out: filepath.Join(dir, "b.json"), Chart: filepath.Join(dir, "b.svg"),
+		Markdown: md, Command: "make bench-compare"}
+	var out bytes.Buffer
+	if err := Run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| `multi_put/128x61x1152B` |", "**no**", "Targets missed", "- Command: `make bench-compare`",
+		"2 rounds of fresh Go and Python client processes", "- Machine: CPU, 2 CPUs, 16 GiB RAM, linux/amd64",
+		"segment 2048 MiB per client", "HiCache requests"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	got, _ := os.ReadFile(md)
+	if want := "# title\n\n" + MarkBegin + "\n<!-- generated by mcbench compare; do not edit by hand -->\n\n" + out.String() + "\n" + MarkEnd + "\n\nprose\n"; string(got) != want {
+		t.Errorf("markdown:\n%s", got)
+	}
+	summary, _ := os.ReadFile(o.Out)
+	if n := strings.Count(string(summary), "\n"); n != len(plan)+4 {
+		t.Errorf("summary has %d lines for %d rows", n, len(plan))
+	}
+
+	// The same runs give the same files; the summary gives the same table.
+	if err := os.WriteFile(md, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o2 := o
+	o2.Out, o2.Chart = filepath.Join(dir, "again.json"), filepath.Join(dir, "again.svg")
+	var out2 bytes.Buffer
+	if err := Run(o2, &out2); err != nil {
+		t.Fatal(err)
+	}
+	for _, pair := range [][2]string{{o.Out, o2.Out}, {o.Chart, o2.Chart}} {
+		a, _ := os.ReadFile(pair[0])
+		b, _ := os.ReadFile(pair[1])
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s and %s differ", pair[0], pair[1])
+		}
+	}
+	got2, _ := os.ReadFile(md)
+	if !bytes.Equal(got, got2) {
+		t.Error("the Markdown file differs between two reports of the same runs")
+	}
+	var fromSummary bytes.Buffer
+	if err := Run(Options{Summary: o.Out, Chart: filepath.Join(dir, "s.png")}, &fromSummary); err != nil {
+		t.Fatal(err)
+	}
+	if fromSummary.String() != out.String() {
+		t.Errorf("table from the summary differs:\n%s\nwant\n%s", fromSummary.String(), out.String())
+	}
+
+	// A/A: Go runs on both sides; go-2 runs at 1.4/1.2 of go-1's rate.
+	var aa bytes.Buffer
+	if err := Run(Options{GoFiles: goFiles[1:], PythonFiles: goFiles[:1], AA: true}, &aa); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| A/B |", "| `multi_put/128x61x1152B` |", "1.17×", "Mean distance of A/B from 1 over 36 cases: 16.7%."} {
+		if !strings.Contains(aa.String(), want) {
+			t.Errorf("A/A table lacks %q:\n%s", want, aa.String())
+		}
+	}
+
+	for name, bad := range map[string]Options{
+		"no files":              {},
+		"Python run as Go run":  {GoFiles: pyFiles, PythonFiles: pyFiles},
+		"A/A with a Python run": {GoFiles: goFiles[:1], PythonFiles: pyFiles[:1], AA: true},
+		"A/A with -out":         {GoFiles: goFiles[:1], PythonFiles: goFiles[1:], AA: true, Out: filepath.Join(dir, "x.json")},
+		"summary and runs":      {Summary: o.Out, GoFiles: goFiles},
+		"missing summary":       {Summary: filepath.Join(dir, "none.json")},
+		"runs as summary":       {Summary: goFiles[0]},
+		"chart format":          {GoFiles: goFiles, PythonFiles: pyFiles, Chart: filepath.Join(dir, "c.gif")},
+		"no markers":            {GoFiles: goFiles, PythonFiles: pyFiles, Markdown: o.Out},
+	} {
+		if err := Run(bad, io.Discard); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := Expand(filepath.Join(dir, "nothing-*.json")); err == nil {
+		t.Error("Expand of a pattern that matches nothing: no error")
+	}
+	if _, err := LoadRuns([]string{o.Out}, "go"); err == nil {
+		t.Error("LoadRuns accepted a summary")
+	}
+}
+
+func TestChart(t *testing.T) {
+	plan := testPlan(t)
+	rows, err := Compare([]benchplan.Run{fakeRun("go", 1.2, plan)}, []benchplan.Run{fakeRun("python", 1, plan)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := MetaFromRuns([]benchplan.Run{fakeRun("go", 1.2, plan)}, []benchplan.Run{fakeRun("python", 1, plan)}, "")
+	var svg bytes.Buffer
+	w, err := Chart(rows, m, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteTo(&svg); err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(svg.Bytes()))
+	var text strings.Builder
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the SVG is not well-formed XML: %v", err)
+		}
+		if cd, ok := tok.(xml.CharData); ok {
+			text.Write(cd)
+		}
+	}
+	for _, want := range []string{"mooncake-go vs upstream's Python client", "Go/Python keys/s (log scale)", "keys/s per client (log scale)",
+		"multi_put/128x61x1152B", "1.20×", "target missed", "Python"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the SVG's text lacks %q", want)
+		}
+	}
+	if !strings.Contains(svg.String(), "Arial") {
+		t.Error("the SVG names no fallback font")
+	}
+	w, err = Chart(rows, m, "png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pngData bytes.Buffer
+	if _, err := w.WriteTo(&pngData); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&pngData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() < 800 || b.Dy() < 12*len(rows) {
+		t.Errorf("chart is %v", b)
+	}
+	if _, err := Chart(nil, m, "svg"); err == nil {
+		t.Error("a chart of no rows")
+	}
+}
+
+func TestNum(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{{0, "0.00"}, {9.994, "9.99"}, {12.34, "12.3"}, {345.6, "346"}, {4433.6, "4.43k"}, {62000, "62k"}, {1.5e6, "1.50M"}, {2.5e7, "25M"}} {
+		if got := Num(tc.v); got != tc.want {
+			t.Errorf("Num(%v) = %s, want %s", tc.v, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package benchreport
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Options of one report (mcbench compare).
+type Options struct {
+	GoFiles, PythonFiles []string // run files, one per run
+	Summary              string   // instead of run files: render from this summary (docs/benchmarks.json)
+	Out                  string   // write the summary here
+	Chart                string   // write the chart here (.svg or .png)
+	Markdown             string   // replace the generated section of this Markdown file
+	Command              string   // the command that made the runs, quoted in the report
+	AA                   bool     // A/A check: the Python files are Go runs too; print their table only
+}
+
+// Run makes the report: the table on stdout, and the files o names.
+func Run(o Options, stdout io.Writer) error {
+	var rows []Row
+	var meta Meta
+	switch {
+	case o.Summary != "":
+		if len(o.GoFiles) > 0 || len(o.PythonFiles) > 0 || o.AA {
+			return errors.New("a summary replaces the run files (no -go, -python or -aa with -summary)")
+		}
+		f, err := os.Open(o.Summary)
+		if err != nil {
+			return err
+		}
+		s, err := ReadSummary(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.Summary, err)
+		}
+		rows, meta = s.Rows, s.Meta
+		if o.Command != "" {
+			meta.Command = o.Command
+		}
+	case len(o.GoFiles) == 0 || len(o.PythonFiles) == 0:
+		return errors.New("compare needs -go and -python run files, or -summary")
+	default:
+		goRuns, err := LoadRuns(o.GoFiles, "go")
+		if err != nil {
+			return err
+		}
+		second := "python"
+		if o.AA {
+			second = "go"
+		}
+		pyRuns, err := LoadRuns(o.PythonFiles, second)
+		if err != nil {
+			return err
+		}
+		if rows, err = Compare(goRuns, pyRuns); err != nil {
+			return err
+		}
+		if o.AA {
+			if o.Out != "" || o.Chart != "" || o.Markdown != "" {
+				return errors.New("-aa prints its table only (no -out, -chart or -md)")
+			}
+			_, err := io.WriteString(stdout, AATable(rows))
+			return err
+		}
+		meta = MetaFromRuns(goRuns, pyRuns, o.Command)
+	}
+	table := Markdown(rows, meta)
+	if _, err := io.WriteString(stdout, table); err != nil {
+		return err
+	}
+	if o.Out != "" {
+		var b bytes.Buffer
+		if err := WriteSummary(&b, meta, rows); err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.Out, b.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	if o.Chart != "" {
+		if err := WriteChart(o.Chart, rows, meta); err != nil {
+			return err
+		}
+	}
+	if o.Markdown != "" {
+		if err := ReplaceSection(o.Markdown, table); err != nil {
+			return err
+		}
+	}
+	return nil
+}
