@@ -6,6 +6,7 @@ require (
 	github.com/ianlancetaylor/cgosymbolizer v0.0.0-20260504013507-f4b012c11129
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/sys v0.50.0
+	gonum.org/v1/plot v0.17.0
 )
 
 require (
@@ -18,5 +19,4 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
-	gonum.org/v1/plot v0.17.0 // indirect
 )
