@@ -3,6 +3,9 @@
 #   make demo    the main job on the embedded engine (nothing to install)
 #   make test    every test: Go (plain, -race, cgocheck2, CGO_ENABLED=0),
 #                fuzz seeds, and the C++ engine under ASan/UBSan and TSan
+#   make deps    what make test needs beyond Go, gcc/g++ and make: cmake;
+#                installs Debian's cmake with apt-get when none is on PATH
+#                (make test runs it first, and it says what it does)
 #   make bench   testing.B benchmarks of the binding and hostcache
 #   make lint    gofmt + go vet
 #   make fuzz    run every fuzz target for FUZZTIME each
@@ -28,7 +31,7 @@ MCGO_HEADERS := $(shell cat cgo/include/mcgo/*.h cgo/common/*.h cgo/embedded/bas
 export CGO_CPPFLAGS += -DMCGO_HEADERS_DIGEST=$(MCGO_HEADERS)
 
 .PHONY: native test-native demo-native require-mooncake
-.PHONY: all demo test check lint go-test go-test-race go-test-cgocheck2 go-test-nocgo \
+.PHONY: all demo test deps check lint go-test go-test-race go-test-cgocheck2 go-test-nocgo \
         cpp-test cpp-test-asan cpp-test-tsan bench fuzz clean
 
 all: test
@@ -36,8 +39,12 @@ all: test
 demo:
 	$(GO) run ./cmd/mooncake-demo $(DEMO_ARGS)
 
-test: lint go-test go-test-nocgo go-test-race go-test-cgocheck2 cpp-test
+test: deps lint go-test go-test-nocgo go-test-race go-test-cgocheck2 cpp-test
 	@echo "make test: all passed"
+
+deps:
+	@echo "make deps: cmake >= 3.18 for the C++ tests (scripts/ensure-cmake.sh installs Debian's cmake with apt-get if none is on PATH)"
+	@cmake=$$(scripts/ensure-cmake.sh) && echo "make deps: using $$cmake ($$($$cmake --version | head -n 1))"
 
 check: test
 

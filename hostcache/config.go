@@ -11,28 +11,32 @@ import (
 )
 
 // Environment variables and defaults used by SGLang's Mooncake backend
-// (environ.py, mooncake_store.py).
+// (environ.py, mooncake_store.py). The MOONCAKE_* names are the ones
+// package mooncake reads too; the SGLang* ones are SGLang's own (mooncake's
+// EnvConfigPath and EnvLocalBufferSize are Mooncake's MOONCAKE_CONFIG_PATH
+// and MOONCAKE_LOCAL_BUFFER_SIZE). Package hostcache/connect turns a
+// StoreConfig into a mooncake.Config.
 const (
-	EnvConfigPath        = "SGLANG_HICACHE_MOONCAKE_CONFIG_PATH"
-	EnvMaster            = "MOONCAKE_MASTER"
-	EnvClient            = "MOONCAKE_CLIENT"
-	EnvLocalHostname     = "MOONCAKE_LOCAL_HOSTNAME"
-	EnvLegacyHostname    = "LOCAL_HOSTNAME"
-	EnvMetadataServer    = "MOONCAKE_TE_META_DATA_SERVER"
-	EnvGlobalSegmentSize = "MOONCAKE_GLOBAL_SEGMENT_SIZE"
-	EnvProtocol          = "MOONCAKE_PROTOCOL"
-	EnvDevice            = "MOONCAKE_DEVICE"
-	EnvMasterMetricsPort = "MOONCAKE_MASTER_METRICS_PORT"
-	EnvCheckServer       = "MOONCAKE_CHECK_SERVER"
-	EnvStandalone        = "MOONCAKE_STANDALONE_STORAGE"
-	EnvSSDOffload        = "MOONCAKE_ENABLE_SSD_OFFLOAD"
-	EnvSSDOffloadPath    = "MOONCAKE_OFFLOAD_FILE_STORAGE_PATH"
-	EnvTenantID          = "MOONCAKE_TENANT_ID"
-	EnvLocalBufferSize   = "SGLANG_MOONCAKE_LOCAL_BUFFER_SIZE"
+	EnvSGLangConfigPath      = "SGLANG_HICACHE_MOONCAKE_CONFIG_PATH"
+	EnvMaster                = "MOONCAKE_MASTER"
+	EnvClient                = "MOONCAKE_CLIENT"
+	EnvLocalHostname         = "MOONCAKE_LOCAL_HOSTNAME"
+	EnvLegacyHostname        = "LOCAL_HOSTNAME"
+	EnvMetadataServer        = "MOONCAKE_TE_META_DATA_SERVER"
+	EnvGlobalSegmentSize     = "MOONCAKE_GLOBAL_SEGMENT_SIZE"
+	EnvProtocol              = "MOONCAKE_PROTOCOL"
+	EnvDevice                = "MOONCAKE_DEVICE"
+	EnvMasterMetricsPort     = "MOONCAKE_MASTER_METRICS_PORT"
+	EnvCheckServer           = "MOONCAKE_CHECK_SERVER"
+	EnvStandalone            = "MOONCAKE_STANDALONE_STORAGE"
+	EnvSSDOffload            = "MOONCAKE_ENABLE_SSD_OFFLOAD"
+	EnvSSDOffloadPath        = "MOONCAKE_OFFLOAD_FILE_STORAGE_PATH"
+	EnvTenantID              = "MOONCAKE_TENANT_ID"
+	EnvSGLangLocalBufferSize = "SGLANG_MOONCAKE_LOCAL_BUFFER_SIZE"
 
 	DefaultLocalHostname     = "localhost"
 	DefaultMetadataServer    = "P2PHANDSHAKE"
-	DefaultGlobalSegmentSize = "4gb"
+	defaultGlobalSegmentSize = "4gb"
 	DefaultProtocol          = "rdma"
 	DefaultMasterMetricsPort = 9003
 	DefaultTenantID          = "default"
@@ -300,10 +304,10 @@ func LoadStoreConfig(extra map[string]any, getenv Getenv) (StoreConfig, error) {
 	case extra != nil && (extra["master_server_address"] != nil || extra["client_server_address"] != nil):
 		c, err = configFromMap(extra, SourceExtraConfig)
 	default:
-		if path, ok := getenv(EnvConfigPath); ok {
+		if path, ok := getenv(EnvSGLangConfigPath); ok {
 			data, rerr := os.ReadFile(path)
 			if rerr != nil {
-				return StoreConfig{}, cfgErr(EnvConfigPath, "failed to load config from %s: %v", path, rerr)
+				return StoreConfig{}, cfgErr(EnvSGLangConfigPath, "failed to load config from %s: %v", path, rerr)
 			}
 			m, derr := decodeJSONObject("config file "+path, data)
 			if derr != nil {
@@ -322,13 +326,13 @@ func LoadStoreConfig(extra map[string]any, getenv Getenv) (StoreConfig, error) {
 }
 
 func localBufferSize(getenv Getenv) (uint64, error) {
-	v, ok := getenv(EnvLocalBufferSize)
+	v, ok := getenv(EnvSGLangLocalBufferSize)
 	if !ok {
 		return DefaultLocalBufferSize, nil
 	}
 	n, err := pyInt(v)
 	if err != nil || n <= 0 {
-		return 0, cfgErr(EnvLocalBufferSize, "%q is not a positive byte count", v)
+		return 0, cfgErr(EnvSGLangLocalBufferSize, "%q is not a positive byte count", v)
 	}
 	return uint64(n), nil
 }
@@ -393,7 +397,7 @@ func configFromMap(m map[string]any, src ConfigSource) (StoreConfig, error) {
 	if v, ok := m["global_segment_size"]; ok {
 		c.GlobalSegmentSize, err = ParseGlobalSegmentSize(v)
 	} else {
-		c.GlobalSegmentSize, err = ParseGlobalSegmentSize(DefaultGlobalSegmentSize)
+		c.GlobalSegmentSize, err = ParseGlobalSegmentSize(defaultGlobalSegmentSize)
 	}
 	if err != nil {
 		return StoreConfig{}, err
@@ -450,7 +454,7 @@ func configFromEnv(getenv Getenv) (StoreConfig, error) {
 	_, hasM := getenv(EnvMaster)
 	_, hasC := getenv(EnvClient)
 	if !hasM && !hasC {
-		return StoreConfig{}, cfgErr(EnvMaster, "either the environment variable %s or %s must be set (or %s, or extra_config)", EnvMaster, EnvClient, EnvConfigPath)
+		return StoreConfig{}, cfgErr(EnvMaster, "either the environment variable %s or %s must be set (or %s, or extra_config)", EnvMaster, EnvClient, EnvSGLangConfigPath)
 	}
 	c := StoreConfig{Source: SourceEnv}
 	if v, ok := getenv(EnvLocalHostname); ok {
@@ -459,7 +463,7 @@ func configFromEnv(getenv Getenv) (StoreConfig, error) {
 		c.LocalHostname = envStr(getenv, EnvLegacyHostname, DefaultLocalHostname)
 	}
 	c.MetadataServer = envStr(getenv, EnvMetadataServer, DefaultMetadataServer)
-	size, err := ParseGlobalSegmentSize(envStr(getenv, EnvGlobalSegmentSize, DefaultGlobalSegmentSize))
+	size, err := ParseGlobalSegmentSize(envStr(getenv, EnvGlobalSegmentSize, defaultGlobalSegmentSize))
 	if err != nil {
 		return StoreConfig{}, err
 	}

@@ -301,7 +301,7 @@ func FuzzLoadStoreConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, extraJSON, envBlob string) {
 		env := map[string]string{}
 		for _, line := range strings.Split(envBlob, "\n") {
-			if k, v, ok := strings.Cut(line, "="); ok && k != hc.EnvConfigPath {
+			if k, v, ok := strings.Cut(line, "="); ok && k != hc.EnvSGLangConfigPath {
 				env[k] = v
 			}
 		}

@@ -164,7 +164,7 @@ func TestGoldenSupportMatrix(t *testing.T) {
 	}
 	require.Len(t, file.Matrix, len(specs))
 	for kind, row := range file.Matrix {
-		for _, layout := range hc.Layouts {
+		for _, layout := range hc.AllLayouts() {
 			want := row[layout.String()]
 			t.Run(kind+"/"+layout.String(), func(t *testing.T) {
 				s := specs[kind]
@@ -362,7 +362,7 @@ func TestGoldenConfigs(t *testing.T) {
 				data, err := jsonMarshal(c.File)
 				require.NoError(t, err)
 				require.NoError(t, os.WriteFile(path, data, 0o600))
-				env[hc.EnvConfigPath] = path
+				env[hc.EnvSGLangConfigPath] = path
 			}
 			var extra map[string]any
 			if c.Extra != nil {

@@ -113,33 +113,33 @@ func (pl *plan) pageBytes() uint64 {
 // safe for concurrent AppendPageBufferMeta calls; Close must not race with
 // them.
 type HostPool struct {
-	kind    Kind
-	layout  Layout
-	dtype   DType
-	P       int
-	S       int
-	pageNum int
-	rows    uint64 // page rows addressable by indices: valid idx/P < rows
-	desc    string
-	fp      string
+	kind     Kind
+	layout   Layout
+	dtype    DType
+	pageSize int // P, token slots per page
+	size     int // S, token slots in all
+	pageNum  int
+	rows     uint64 // page rows addressable by indices: valid idx/P < rows
+	desc     string
+	fp       string
 
-	alloc    Allocator
-	regions  []Region
-	kv       []Buffer
-	hybrid   []Buffer
-	hasHyb   bool
-	all      []Buffer // every buffer, for containment checks
-	plan     plan
-	metaErr  error
-	splitOK  bool // MHA page_head: split-heads meta available
-	heads    int
-	sptok    uint64
-	ksptok   uint64
-	hasV     bool // pool has a v_buffer (MHA kinds)
-	mambaT   bool // Mamba: temporal component present
-	mambaNC  int  // Mamba: number of conv states
-	closed   bool
-	geometry geometry
+	alloc         Allocator
+	regions       []Region
+	kv            []Buffer
+	hybrid        []Buffer
+	hasHybrid     bool
+	all           []Buffer // every buffer, for containment checks
+	plan          plan
+	metaErr       error
+	splitOK       bool // MHA page_head: split-heads meta available
+	heads         int
+	sizePerToken  uint64
+	kSizePerToken uint64
+	hasV          bool // pool has a v_buffer (MHA kinds)
+	mambaT        bool // Mamba: temporal component present
+	mambaNC       int  // Mamba: number of conv states
+	closed        bool
+	geometry      geometry
 }
 
 // geometry keeps the dimensions needed for split heads.
@@ -162,10 +162,10 @@ func (p *HostPool) Layout() Layout { return p.layout }
 func (p *HostPool) DType() DType { return p.dtype }
 
 // PageSize returns P.
-func (p *HostPool) PageSize() int { return p.P }
+func (p *HostPool) PageSize() int { return p.pageSize }
 
 // Size returns S.
-func (p *HostPool) Size() int { return p.S }
+func (p *HostPool) Size() int { return p.size }
 
 // PageNum returns the number of pages.
 func (p *HostPool) PageNum() int { return p.pageNum }
@@ -177,16 +177,16 @@ func (p *HostPool) HasBuffer() bool { return len(p.kv) > 0 }
 func (p *HostPool) KVBuffer() []Buffer { return p.kv }
 
 // HybridPoolBuffers returns get_hybrid_pool_buffer() (see Pool).
-func (p *HostPool) HybridPoolBuffers() ([]Buffer, bool) { return p.hybrid, p.hasHyb }
+func (p *HostPool) HybridPoolBuffers() ([]Buffer, bool) { return p.hybrid, p.hasHybrid }
 
 // Buffers returns every buffer of the pool (including views and empty ones).
 func (p *HostPool) Buffers() []Buffer { return p.all }
 
 // SizePerToken returns size_per_token.
-func (p *HostPool) SizePerToken() uint64 { return p.sptok }
+func (p *HostPool) SizePerToken() uint64 { return p.sizePerToken }
 
 // KSizePerToken returns get_ksize_per_token().
-func (p *HostPool) KSizePerToken() uint64 { return p.ksptok }
+func (p *HostPool) KSizePerToken() uint64 { return p.kSizePerToken }
 
 // Fingerprint returns the layout fingerprint (see Pool).
 func (p *HostPool) Fingerprint() string { return p.fp }
@@ -269,7 +269,7 @@ func (p *HostPool) splitPlan(factor int, comps *[2]component) (plan, error) {
 	if factor <= 0 || g.H%factor != 0 {
 		return plan{}, &ConfigError{What: p.desc, Field: "split factor", Reason: fmt.Sprintf("%d does not divide %d heads", factor, g.H)}
 	}
-	P, L, D := uint64(p.P), uint64(g.L), uint64(g.D)
+	P, L, D := uint64(p.pageSize), uint64(g.L), uint64(g.D)
 	page := P * uint64(g.H) * L * D * g.is
 	comps[0] = component{base: g.base, pageStride: page, repStride: uint64(g.H/factor) * P * L * D * g.is, size: page / uint64(factor)}
 	comps[1] = comps[0]
@@ -282,7 +282,7 @@ func (p *HostPool) indexErr(page int, idx int64, reason string) error {
 }
 
 func (p *HostPool) appendMeta(pl *plan, addrs []uintptr, sizes []uint64, indices []int64) ([]uintptr, []uint64, error) {
-	P := p.P
+	P := p.pageSize
 	n := len(indices)
 	if n == 0 {
 		return addrs, sizes, &IndexError{Pool: p.desc, Page: -1, Reason: "no host indices"}
@@ -390,7 +390,7 @@ func fillMeta(pl *plan, a []uintptr, s []uint64, indices []int64, P int, rows ui
 }
 
 func (p *HostPool) pageShift() (uint, bool) {
-	P := uint64(p.P)
+	P := uint64(p.pageSize)
 	if P&(P-1) != 0 {
 		return 0, false
 	}
@@ -398,10 +398,10 @@ func (p *HostPool) pageShift() (uint, bool) {
 }
 
 func (p *HostPool) badIndex(pg int, idx int64) error {
-	if idx < 0 || idx%int64(p.P) != 0 {
-		return p.indexErr(pg, idx, fmt.Sprintf("first index of a page must be a non-negative multiple of the page size %d", p.P))
+	if idx < 0 || idx%int64(p.pageSize) != 0 {
+		return p.indexErr(pg, idx, fmt.Sprintf("first index of a page must be a non-negative multiple of the page size %d", p.pageSize))
 	}
-	return p.indexErr(pg, idx, fmt.Sprintf("page is outside the pool (%d token slots)", p.rows*uint64(p.P)))
+	return p.indexErr(pg, idx, fmt.Sprintf("page is outside the pool (%d token slots)", p.rows*uint64(p.pageSize)))
 }
 
 // ---------------------------------------------------------------------------

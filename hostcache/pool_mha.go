@@ -56,15 +56,15 @@ func NewMHAPool(cfg MHAConfig) (*HostPool, error) {
 	S := pn * P
 	b := newBuilder(KindMHA, cfg.Layout, cfg.DType, cfg.Allocator)
 	p := b.p
-	p.P, p.S, p.pageNum = P, S, pn
+	p.pageSize, p.size, p.pageNum = P, S, pn
 	p.desc = fmt.Sprintf("mha(%s L=%d H=%d D=%d %v P=%d S=%d)", cfg.Layout, L, H, D, cfg.DType, P, S)
 	is := cfg.DType.Size()
 	d := dims{what: p.desc}
 	hd := d.mul(uint64(H), uint64(D), is) // token stride of one layer
 	half := d.mul(uint64(L), uint64(S), hd)
 	total := d.mul(2, half)
-	p.sptok = d.mul(hd, uint64(L), 2)
-	p.ksptok = p.sptok / 2
+	p.sizePerToken = d.mul(hd, uint64(L), 2)
+	p.kSizePerToken = p.sizePerToken / 2
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -89,7 +89,7 @@ func NewMHAPool(cfg MHAConfig) (*HostPool, error) {
 	k := view(kv, "k", 0, half, halfShape)
 	v := view(kv, "v", half, half, halfShape)
 	p.kv = []Buffer{kv}
-	p.hybrid, p.hasHyb = []Buffer{k, v}, true
+	p.hybrid, p.hasHybrid = []Buffer{k, v}, true
 	p.all = []Buffer{kv, k, v}
 	p.hasV = true
 	p.heads = H
@@ -128,7 +128,7 @@ func NewAsymmetricMHAPool(cfg MHAConfig) (*HostPool, error) {
 	S := pn * P
 	b := newBuilder(KindAsymmetricMHA, cfg.Layout, cfg.DType, cfg.Allocator)
 	p := b.p
-	p.P, p.S, p.pageNum = P, S, pn
+	p.pageSize, p.size, p.pageNum = P, S, pn
 	p.desc = fmt.Sprintf("asymmetric_mha(%s L=%d H=%d Dk=%d Dv=%d %v P=%d S=%d)", cfg.Layout, L, H, Dk, Dv, cfg.DType, P, S)
 	var kShape, vShape []int
 	var order string
@@ -146,8 +146,8 @@ func NewAsymmetricMHAPool(cfg MHAConfig) (*HostPool, error) {
 	vPage := d.mul(uint64(L), uint64(P), uint64(H), uint64(Dv), is)
 	kSize := d.mul(kPage, uint64(pn))
 	vSize := d.mul(vPage, uint64(pn))
-	p.sptok = d.mul(uint64(H), uint64(L), is, uint64(Dk+Dv))
-	p.ksptok = d.mul(uint64(H), uint64(L), is, uint64(Dk))
+	p.sizePerToken = d.mul(uint64(H), uint64(L), is, uint64(Dk+Dv))
+	p.kSizePerToken = d.mul(uint64(H), uint64(L), is, uint64(Dk))
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -160,7 +160,7 @@ func NewAsymmetricMHAPool(cfg MHAConfig) (*HostPool, error) {
 		return nil, b.fail(err)
 	}
 	p.kv = []Buffer{k, v}
-	p.hybrid, p.hasHyb = []Buffer{k, v}, true
+	p.hybrid, p.hasHybrid = []Buffer{k, v}, true
 	p.all = []Buffer{k, v}
 	p.hasV = true
 	p.plan = plan{comps: []component{
@@ -186,7 +186,7 @@ func NewKOnlyMHAPool(cfg MHAConfig) (*HostPool, error) {
 	S := pn * P
 	b := newBuilder(KindKOnlyMHA, cfg.Layout, cfg.DType, cfg.Allocator)
 	p := b.p
-	p.P, p.S, p.pageNum = P, S, pn
+	p.pageSize, p.size, p.pageNum = P, S, pn
 	p.desc = fmt.Sprintf("k_only_mha(%s L=%d H=%d D=%d %v P=%d S=%d)", cfg.Layout, L, H, D, cfg.DType, P, S)
 	var shape []int
 	var order string
@@ -204,8 +204,8 @@ func NewKOnlyMHAPool(cfg MHAConfig) (*HostPool, error) {
 	d := dims{what: p.desc}
 	page := d.mul(uint64(L), uint64(P), uint64(H), uint64(D), is)
 	size := d.mul(page, uint64(pn))
-	p.sptok = d.mul(uint64(H), uint64(D), uint64(L), is)
-	p.ksptok = p.sptok
+	p.sizePerToken = d.mul(uint64(H), uint64(D), uint64(L), is)
+	p.kSizePerToken = p.sizePerToken
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -214,7 +214,7 @@ func NewKOnlyMHAPool(cfg MHAConfig) (*HostPool, error) {
 		return nil, b.fail(err)
 	}
 	p.kv = []Buffer{k}
-	p.hybrid, p.hasHyb = []Buffer{k}, true
+	p.hybrid, p.hasHybrid = []Buffer{k}, true
 	p.all = []Buffer{k}
 	p.fp = fmt.Sprintf("konly-%s-%v-l%dh%dd%d-p%d", order, cfg.DType, L, H, D, P)
 	if cfg.Layout == LayerFirst {

@@ -55,7 +55,7 @@ func NewMLAPool(cfg MLAConfig) (*HostPool, error) {
 	S := pn * P
 	b := newBuilder(KindMLA, cfg.Layout, cfg.DType, cfg.Allocator)
 	p := b.p
-	p.P, p.S, p.pageNum = P, S, pn
+	p.pageSize, p.size, p.pageNum = P, S, pn
 	is := cfg.DType.Size()
 	uL, uP, uS := uint64(L), uint64(P), uint64(S)
 	d := dims{}
@@ -83,8 +83,8 @@ func NewMLAPool(cfg MLAConfig) (*HostPool, error) {
 	}
 	ce := d.mul(uint64(C), is)
 	total := d.mul(uL, uS, ce)
-	p.sptok = d.mul(ce, uL)
-	p.ksptok = p.sptok
+	p.sizePerToken = d.mul(ce, uL)
+	p.kSizePerToken = p.sizePerToken
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -109,7 +109,7 @@ func NewMLAPool(cfg MLAConfig) (*HostPool, error) {
 
 func newMLAKVSplit(cfg MLAConfig, b *builder, pn int) (*HostPool, error) {
 	p := b.p
-	L, P, S := cfg.Layers, cfg.PageSize, p.S
+	L, P, S := cfg.Layers, cfg.PageSize, p.size
 	what := fmt.Sprintf("mla(%s L=%d Kw=%d R=%d %v P=%d S=%d)", cfg.Layout, L, cfg.KVLoraRank, cfg.RopeDim, cfg.DType, P, S)
 	p.desc = what
 	if err := positive(what, "kv lora rank", cfg.KVLoraRank); err != nil {
@@ -161,9 +161,9 @@ func newMLAKVSplit(cfg MLAConfig, b *builder, pn int) (*HostPool, error) {
 		}
 	}
 	kSize, vSize, iSize, sSize := d.mul(kPage, upn), d.mul(vPage, upn), d.mul(iPage, upn), d.mul(sPage, upn)
-	p.sptok = d.add(d.add(d.mul(uL, uint64(Kw), kdt.Size()), d.mul(uL, uint64(R), cfg.DType.Size())),
+	p.sizePerToken = d.add(d.add(d.mul(uL, uint64(Kw), kdt.Size()), d.mul(uL, uint64(R), cfg.DType.Size())),
 		d.add(d.mul(uLi, uint64(Di), idt.Size()), d.mul(uLi, 4, boolU(cfg.IndexScale))))
-	p.ksptok = p.sptok
+	p.kSizePerToken = p.sizePerToken
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -202,7 +202,7 @@ func newMLAKVSplit(cfg MLAConfig, b *builder, pn int) (*HostPool, error) {
 		}
 	}
 	p.kv = []Buffer{k} // kv_buffer is k_buffer
-	p.hybrid, p.hasHyb = bufs, true
+	p.hybrid, p.hasHybrid = bufs, true
 	p.all = bufs
 	p.plan = plan{comps: comps, reps: 1}
 	return b.done(), nil

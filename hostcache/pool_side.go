@@ -43,15 +43,15 @@ func NewDSAIndexerPool(anchor Pool, cfg DSAIndexerConfig) (*HostPool, error) {
 	}
 	b := newBuilder(KindDSAIndexer, layout, Uint8, cfg.Allocator)
 	p := b.p
-	p.P, p.S, p.pageNum = P, S, pn
+	p.pageSize, p.size, p.pageNum = P, S, pn
 	p.desc = fmt.Sprintf("dsa_indexer(%s L=%d bytes/token/layer=%d P=%d S=%d)", layout, cfg.Layers, bpt, P, S)
 	d := dims{what: p.desc}
 	L := cfg.Layers
 	stride := d.mul(uint64(P), uint64(bpt))
 	nPages := (S + P + 1) / P
 	total := d.mul(uint64(nPages), uint64(L), stride)
-	p.sptok = d.mul(uint64(bpt), uint64(L))
-	p.ksptok = p.sptok
+	p.sizePerToken = d.mul(uint64(bpt), uint64(L))
+	p.kSizePerToken = p.sizePerToken
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -74,7 +74,7 @@ func NewDSAIndexerPool(anchor Pool, cfg DSAIndexerConfig) (*HostPool, error) {
 		return nil, b.fail(err)
 	}
 	p.kv = []Buffer{buf}
-	p.hybrid, p.hasHyb = []Buffer{buf}, true
+	p.hybrid, p.hasHybrid = []Buffer{buf}, true
 	p.all = []Buffer{buf}
 	if layout == LayerFirst {
 		p.metaErr = &LayoutError{Pool: p.desc, Kind: KindDSAIndexer, Layout: layout, Op: "page meta", Reason: "only page_first and page_first_direct"}
@@ -160,7 +160,7 @@ func NewMambaPool(cfg MambaConfig) (*HostPool, error) {
 	}
 	b := newBuilder(KindMamba, cfg.Layout, cfg.ConvDType, cfg.Allocator)
 	p := b.p
-	p.P, p.S, p.pageNum = 1, pn, pn
+	p.pageSize, p.size, p.pageNum = 1, pn, pn
 	p.desc = fmt.Sprintf("mamba(%s Lm=%d temporal=%v %v conv=%v %v S=%d)", cfg.Layout, cfg.Layers, cfg.TemporalShape, cfg.TemporalDType, cfg.ConvShapes, cfg.ConvDType, pn)
 	if cfg.Layout != PageFirst && cfg.Layout != PageFirstDirect {
 		return nil, &LayoutError{Pool: p.desc, Kind: KindMamba, Layout: cfg.Layout, Op: "construct", Reason: "only page_first and page_first_direct"}
@@ -181,7 +181,7 @@ func NewMambaPool(cfg MambaConfig) (*HostPool, error) {
 	if et > 0 {
 		comps = append(comps, component{base: t.Addr, pageStride: tPage, size: tPage})
 	}
-	sptok := tPage
+	sizePerToken := tPage
 	for j, ec := range ecs {
 		cPage := d.mul(Lm, ec, cfg.ConvDType.Size())
 		c, err := b.allocBuf(fmt.Sprintf("conv_%d", j), d.mul(cPage, uint64(pn)), shape(cfg.ConvShapes[j]), cfg.ConvDType)
@@ -193,12 +193,12 @@ func NewMambaPool(cfg MambaConfig) (*HostPool, error) {
 		}
 		bufs = append(bufs, c)
 		comps = append(comps, component{base: c.Addr, pageStride: cPage, size: cPage})
-		sptok = d.add(sptok, cPage)
+		sizePerToken = d.add(sizePerToken, cPage)
 	}
 	if d.err != nil {
 		return nil, b.fail(d.err)
 	}
-	p.sptok, p.ksptok = sptok, sptok
+	p.sizePerToken, p.kSizePerToken = sizePerToken, sizePerToken
 	nonEmpty := make([]Buffer, 0, len(bufs))
 	for _, x := range bufs {
 		if x.Size > 0 {
@@ -206,7 +206,7 @@ func NewMambaPool(cfg MambaConfig) (*HostPool, error) {
 		}
 	}
 	p.kv = nonEmpty
-	p.hybrid, p.hasHyb = bufs, true
+	p.hybrid, p.hasHybrid = bufs, true
 	p.all = bufs
 	p.plan = plan{comps: comps, reps: 1}
 	p.mambaT = et > 0
@@ -267,12 +267,12 @@ func newV4(kind Kind, cfg V4Config) (*HostPool, error) {
 	if d.err != nil || S > 1<<40 {
 		return nil, &ConfigError{What: what, Field: "capacity", Reason: "N*P too large"}
 	}
-	p.P, p.S, p.pageNum = P, int(S), N
+	p.pageSize, p.size, p.pageNum = P, int(S), N
 	p.rows = uint64(N)
 	p.desc = what
 	layerBytes := d.mul(uint64(N), uint64(item))
-	p.sptok = d.mul(uint64(L), uint64(item)) / uint64(P)
-	p.ksptok = p.sptok
+	p.sizePerToken = d.mul(uint64(L), uint64(item)) / uint64(P)
+	p.kSizePerToken = p.sizePerToken
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -290,7 +290,7 @@ func newV4(kind Kind, cfg V4Config) (*HostPool, error) {
 			comps[l] = component{base: buf.Addr, pageStride: uint64(item), size: uint64(item)}
 		}
 		p.kv = bufs
-		p.hybrid, p.hasHyb = bufs, true
+		p.hybrid, p.hasHybrid = bufs, true
 		p.all = bufs
 		p.plan = plan{comps: comps, reps: 1}
 	case PageFirst, PageFirstDirect:
@@ -308,7 +308,7 @@ func newV4(kind Kind, cfg V4Config) (*HostPool, error) {
 		}
 		page := uint64(L) * uint64(item)
 		p.kv = []Buffer{buf}
-		p.hybrid, p.hasHyb = []Buffer{buf}, true
+		p.hybrid, p.hasHybrid = []Buffer{buf}, true
 		p.all = []Buffer{buf}
 		p.plan = plan{comps: []component{{base: buf.Addr, pageStride: page, size: page}}, reps: 1}
 	default:
@@ -342,8 +342,8 @@ func NewLogicalPool(cfg LogicalConfig) (*HostPool, error) {
 	}
 	b := newBuilder(KindLogical, cfg.Layout, DTypeInvalid, nil)
 	p := b.p
-	p.P, p.S, p.pageNum = cfg.PageSize, pn*cfg.PageSize, pn
-	p.desc = fmt.Sprintf("logical(%s P=%d S=%d)", cfg.Layout, cfg.PageSize, p.S)
+	p.pageSize, p.size, p.pageNum = cfg.PageSize, pn*cfg.PageSize, pn
+	p.desc = fmt.Sprintf("logical(%s P=%d S=%d)", cfg.Layout, cfg.PageSize, p.size)
 	p.fp = fmt.Sprintf("logical-p%d", cfg.PageSize)
 	p.metaErr = fmt.Errorf("hostcache: %s owns no buffer (its data lives in v2 side pools): %w", p.desc, ErrNoBuffer)
 	return b.done(), nil
@@ -360,9 +360,15 @@ type PoolEntry struct {
 // side pools are registered through Backend.RegisterPoolV2 (or all at once
 // with Backend.RegisterPoolGroup).
 type PoolGroup struct {
-	anchor  Pool
+	// The anchor answers every Pool method the group does not override
+	// (the group's geometry, meta and buffers are the anchor's).
+	anchorPool
 	entries []PoolEntry
 }
+
+// anchorPool names the embedded anchor: unexported, so a group does not
+// expose it as a field.
+type anchorPool = Pool
 
 // NewPoolGroup builds a group. The anchor must not itself be a group; side
 // pool names must be unique and not "kv".
@@ -386,13 +392,11 @@ func NewPoolGroup(anchor Pool, entries ...PoolEntry) (*PoolGroup, error) {
 		}
 		seen[e.Name] = true
 	}
-	return &PoolGroup{anchor: anchor, entries: append([]PoolEntry(nil), entries...)}, nil
+	return &PoolGroup{anchorPool: anchor, entries: append([]PoolEntry(nil), entries...)}, nil
 }
 
-func (g *PoolGroup) host() *HostPool { return g.anchor.host() }
-
 // Anchor returns the anchor pool.
-func (g *PoolGroup) Anchor() Pool { return g.anchor }
+func (g *PoolGroup) Anchor() Pool { return g.anchorPool }
 
 // Entries returns the side pools.
 func (g *PoolGroup) Entries() []PoolEntry { return g.entries }
@@ -400,50 +404,12 @@ func (g *PoolGroup) Entries() []PoolEntry { return g.entries }
 // Kind returns KindGroup.
 func (g *PoolGroup) Kind() Kind { return KindGroup }
 
-// Layout delegates to the anchor.
-func (g *PoolGroup) Layout() Layout { return g.anchor.Layout() }
-
-// PageSize delegates to the anchor.
-func (g *PoolGroup) PageSize() int { return g.anchor.PageSize() }
-
-// Size delegates to the anchor.
-func (g *PoolGroup) Size() int { return g.anchor.Size() }
-
-// PageNum delegates to the anchor.
-func (g *PoolGroup) PageNum() int { return g.anchor.PageNum() }
-
-// HasBuffer delegates to the anchor.
-func (g *PoolGroup) HasBuffer() bool { return g.anchor.HasBuffer() }
-
-// KVBuffer delegates to the anchor.
-func (g *PoolGroup) KVBuffer() []Buffer { return g.anchor.KVBuffer() }
-
 // HybridPoolBuffers: a group defines none (SGLang registers the anchor's
 // kv_buffer for a group; see IterHostPoolBuffers).
 func (g *PoolGroup) HybridPoolBuffers() ([]Buffer, bool) { return nil, false }
 
-// AppendPageBufferMeta delegates to the anchor.
-func (g *PoolGroup) AppendPageBufferMeta(addrs []uintptr, sizes []uint64, indices []int64) ([]uintptr, []uint64, error) {
-	return g.anchor.AppendPageBufferMeta(addrs, sizes, indices)
-}
-
-// EntriesPerPage delegates to the anchor.
-func (g *PoolGroup) EntriesPerPage() (int, error) { return g.anchor.EntriesPerPage() }
-
-// PageBytes delegates to the anchor.
-func (g *PoolGroup) PageBytes() uint64 { return g.anchor.PageBytes() }
-
-// SizePerToken delegates to the anchor.
-func (g *PoolGroup) SizePerToken() uint64 { return g.anchor.SizePerToken() }
-
-// KSizePerToken delegates to the anchor.
-func (g *PoolGroup) KSizePerToken() uint64 { return g.anchor.KSizePerToken() }
-
-// Fingerprint delegates to the anchor.
-func (g *PoolGroup) Fingerprint() string { return g.anchor.Fingerprint() }
-
 func (g *PoolGroup) String() string {
-	s := "group(anchor=" + g.anchor.String()
+	s := "group(anchor=" + g.anchorPool.String()
 	for _, e := range g.entries {
 		s += ", " + string(e.Name) + "=" + e.Pool.String()
 	}
@@ -453,7 +419,7 @@ func (g *PoolGroup) String() string {
 // Close closes the anchor and every side pool.
 func (g *PoolGroup) Close() error {
 	var first error
-	if err := g.anchor.Close(); err != nil {
+	if err := g.anchorPool.Close(); err != nil {
 		first = err
 	}
 	for _, e := range g.entries {
@@ -474,7 +440,7 @@ func IterHostPoolBuffers(pool Pool) []Buffer {
 	}
 	var src []Buffer
 	if g, ok := pool.(*PoolGroup); ok {
-		return IterHostPoolBuffers(g.anchor)
+		return IterHostPoolBuffers(g.anchorPool)
 	}
 	if h, ok := pool.HybridPoolBuffers(); ok {
 		src = h

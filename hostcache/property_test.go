@@ -23,7 +23,7 @@ var propKinds = []string{"mha", "asymmetric_mha", "k_only_mha", "mla", "mla_kv_s
 func randomSpec(r *rand.Rand) (poolSpec, *poolSpec) {
 	dts := []string{"bf16", "fp16", "fp8", "fp32", "uint8"}
 	pick := func(xs ...int) int { return xs[r.IntN(len(xs))] }
-	layout := hc.Layouts[r.IntN(len(hc.Layouts))].String()
+	layout := hc.AllLayouts()[r.IntN(len(hc.AllLayouts()))].String()
 	s := poolSpec{Layout: layout, Layers: 1 + r.IntN(5), DType: dts[r.IntN(len(dts))], PageSize: pick(1, 2, 3, 4, 5, 8, 16), Tokens: r.IntN(40)}
 	kind := propKinds[r.IntN(len(propKinds))]
 	s.Kind = kind

@@ -83,8 +83,10 @@ const (
 
 var layoutNames = [...]string{"invalid", "layer_first", "page_first", "page_first_direct", "page_head", "page_first_kv_split"}
 
-// Layouts lists every valid layout in declaration order.
-var Layouts = []Layout{LayerFirst, PageFirst, PageFirstDirect, PageHead, PageFirstKVSplit}
+// AllLayouts returns every valid layout in declaration order (a new slice).
+func AllLayouts() []Layout {
+	return []Layout{LayerFirst, PageFirst, PageFirstDirect, PageHead, PageFirstKVSplit}
+}
 
 func (l Layout) String() string {
 	if int(l) >= len(layoutNames) {

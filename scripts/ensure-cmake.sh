@@ -52,7 +52,7 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
-log "installing cmake with apt-get"
+log "no usable cmake: installing Debian's cmake package now (apt-get update && apt-get install -y cmake)"
 if ! { DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 &&
        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake >&2; }; then
   log "missing: cmake >= $MIN_MAJOR.$MIN_MINOR (with ctest). 'apt-get install -y cmake' failed (see above)."
