@@ -8,22 +8,6 @@ import (
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
-// Batch calls
-//
-// Every batch method makes exactly one cgo call. It takes an optional
-// results slice and returns one entry per key: results[:len(keys)] when
-// cap(results) is large enough (no allocation), else a new slice. An entry
-// >= 0 is success (0 for puts, the bytes read for gets, 1 or 0 for
-// BatchIsExist); an entry < 0 is Mooncake's ErrorCode for that key (turn it
-// into an error with ResultError, or all of them with BatchResultError).
-//
-// The returned error is non-nil only when the call as a whole was refused:
-// closed store, or arguments that do not fit together (slice lengths, CSR
-// offsets). Then the returned slice is nil.
-//
-// Addresses must point into registered memory that stays mapped during the
-// call (see PutFrom).
-
 // keyScratch packs keys into one buffer plus offsets for the crossing.
 // Scratch buffers are recycled through a few per-connection slots (which,
 // unlike a sync.Pool, survive garbage collections, so a steady stream of

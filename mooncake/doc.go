@@ -3,7 +3,7 @@
 // and zero-copy put/get, batch and multi-buffer I/O, existence, size and
 // removal, with Mooncake's error codes kept in typed errors.
 //
-// # Engines
+// # Backends
 //
 // The default build links an embedded, in-process engine with Mooncake's
 // semantics (write-once puts, read leases, registration rules, capacity
@@ -13,11 +13,11 @@
 //
 // Built with -tags mooncake_native, the same API runs over upstream
 // Mooncake's client (RDMA or TCP) through libmcgo_native; see the README
-// (make native). Engine reports which one is linked. Native calls block on
-// RPCs and on upstream's transfer threads; the native build yields the
+// (make native). Backend reports which one is linked. Native calls block
+// on RPCs and on upstream's transfer threads; the native build yields the
 // goroutine (runtime.Gosched) after each, which keeps the runtime's sysmon
-// from retaking the P of a goroutine that loops over calls (see the README,
-// "Fast paths").
+// from retaking the P of a goroutine that loops over calls
+// (docs/benchmarks.md measures it).
 //
 // # Quick start
 //
@@ -32,22 +32,43 @@
 //	if err != nil { ... }
 //	defer st.Close()
 //
-//	mem, _ := hostmem.Alloc(uint64(64<<20), hostmem.Options{})
-//	defer mem.Free()
+//	mem, _ := hostmem.Alloc(64<<20, hostmem.Options{})
+//	defer mem.Free() // after st.Close, which ends the registration
 //	_ = st.RegisterMemory(mem)
 //
 //	// One page = 3 layer buffers, stored as one object in one call.
-//	keys := []string{"page-0"}
-//	addrs := []uintptr{mem.Addr(), mem.Addr() + 4096, mem.Addr() + 8192}
-//	sizes := []uint64{4096, 4096, 4096}
-//	offsets := []uint64{0, 3}
-//	res, err := st.BatchPutFromMultiBuffers(keys, addrs, sizes, offsets, nil)
+//	keys := hostmem.PackKeys("page-0")
+//	a := mem.Addr()
+//	bufs := hostmem.Buffers{
+//		Addrs:   []uintptr{a, a + 4096, a + 8192},
+//		Sizes:   []uint64{4096, 4096, 4096},
+//		Offsets: []uint64{0, 3},
+//	}
+//	res, err := st.BatchPutFromBuffers(keys, bufs, nil)
 //	if err == nil {
-//		err = mooncake.BatchResultError(mooncake.OpBatchPutFromMultiBuffers, keys, res)
+//		err = mooncake.BatchKeysError(mooncake.OpBatchPutFromMultiBuffers, keys, res)
 //	}
 //
 // Configuration can also come from the JSON file and MOONCAKE_* variables
 // operators already use (ConfigFromEnv, LoadConfigFile).
+//
+// # Batch calls
+//
+// Every batch method makes exactly one cgo call. It takes an optional
+// results slice and returns one entry per key: results[:n] when cap(results)
+// is large enough (no allocation), else a new slice. An entry >= 0 is
+// success (0 for puts, the bytes read for gets, 1 or 0 for BatchIsExist); an
+// entry < 0 is Mooncake's ErrorCode for that key (turn it into an error with
+// ResultError, or all of them with BatchResultError or BatchKeysError).
+// The returned error is non-nil only when the call as a whole was refused:
+// closed store, or arguments that do not fit together (slice lengths, CSR
+// offsets); then the returned slice is nil.
+//
+// Keys come as strings (packed into reused scratch for the crossing) or
+// already packed (hostmem.Keys, the form the C ABI takes, for the typed
+// calls). Buffers come as parallel address and size slices (the uintptr
+// calls) or as a hostmem.Buffers list (the typed calls), whose addresses
+// must lie in registered memory that stays mapped during the call.
 //
 // # Errors
 //
@@ -61,7 +82,11 @@
 //
 // # Memory
 //
-// Zero-copy calls (PutFrom, GetInto, Batch*) take addresses of registered
-// memory, never Go heap memory: AllocHostMemory maps page-aligned memory
-// outside the Go heap, optionally on huge pages and locked.
+// Zero-copy calls take addresses of registered memory, never Go heap
+// memory. Package hostmem maps page-aligned memory outside the Go heap,
+// optionally on huge pages and locked; RegisterMemory registers it and
+// keeps it from being freed until UnregisterMemory or Close. The typed
+// calls (PutSpan, GetIntoSpan, BatchPutFromBuffers, ...) check spans
+// against their memory before the call; the uintptr calls are the low
+// level.
 package mooncake

@@ -107,6 +107,58 @@ func ExampleStore_BatchPutFromMultiBuffers() {
 	// page-1 starts with layer values: 1 3 5 7
 }
 
+// The typed calls take spans of host memory and packed keys: a span is
+// checked against its memory before the call, packed keys cross into C
+// without a string per key, and registered memory cannot be freed under
+// the store.
+func ExampleStore_BatchPutFromBuffers() {
+	st, err := mooncake.Open(exampleConfig("typed"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	mem, err := hostmem.Alloc(1<<20, hostmem.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := st.RegisterMemory(mem); err != nil {
+		log.Fatal(err)
+	}
+	page, _ := mem.Span(0, 4096)
+	copy(page.Bytes(), "hello, page")
+	if err := st.PutSpan("one", page); err != nil {
+		log.Fatal(err)
+	}
+
+	keys := hostmem.PackKeys("a", "b")
+	a := mem.Addr()
+	bufs := hostmem.Buffers{Addrs: []uintptr{a, a + 100, a + 200}, Sizes: []uint64{100, 100, 50}, Offsets: []uint64{0, 2, 3}}
+	res, err := st.BatchPutFromBuffers(keys, bufs, nil)
+	if err == nil {
+		err = mooncake.BatchKeysError(mooncake.OpBatchPutFromMultiBuffers, keys, res)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("exists:", must(st.BatchIsExistKeys(keys, nil)))
+	fmt.Println("free while registered:", errors.Is(mem.Free(), hostmem.ErrRegistered))
+	if err := st.UnregisterMemory(mem); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("free after unregister:", mem.Free())
+	// Output:
+	// exists: [1 1]
+	// free while registered: true
+	// free after unregister: <nil>
+}
+
+func must(v []int64, err error) []int64 {
+	if err != nil {
+		log.Fatal(err)
+	}
+	return v
+}
+
 func ExampleConfigFromEnv() {
 	// With MOONCAKE_MASTER=10.0.0.1:50051 and MOONCAKE_PROTOCOL=tcp set,
 	// as SGLang deployments already do:

@@ -13,7 +13,8 @@
 //	MCGO_TEST_ISOLATED  1 when no other process uses the cluster (a fresh
 //	                    master per test binary, packages run with -p 1)
 //
-// scripts/cluster.sh starts such a cluster on loopback and exports them.
+// scripts/cluster (go run ./scripts/cluster -- CMD) starts such a cluster on
+// loopback and exports them.
 package mooncaketest
 
 import (
