@@ -161,6 +161,17 @@ func (e *BatchError) Unwrap() []error {
 // *BatchError listing the failed keys. It allocates only when something
 // failed.
 func BatchResultError(op Op, keys []string, results []int64) error {
+	return batchError(op, results, func(i int) string {
+		if i < len(keys) {
+			return keys[i]
+		}
+		return ""
+	})
+}
+
+// batchError is the one implementation of the batch result errors; keyAt
+// is called only for failed keys.
+func batchError(op Op, results []int64, keyAt func(int) string) error {
 	var be *BatchError
 	for i, r := range results {
 		if r >= 0 {
@@ -169,11 +180,7 @@ func BatchResultError(op Op, keys []string, results []int64) error {
 		if be == nil {
 			be = &BatchError{Op: op, Total: len(results)}
 		}
-		key := ""
-		if i < len(keys) {
-			key = keys[i]
-		}
-		be.Failed = append(be.Failed, &Error{Op: op, Key: key, Code: codeOf(r)})
+		be.Failed = append(be.Failed, &Error{Op: op, Key: keyAt(i), Code: codeOf(r)})
 	}
 	if be == nil {
 		return nil

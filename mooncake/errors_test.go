@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mooncake-go/mooncake-go/internal/codes"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 func TestErrorCodeNames(t *testing.T) {
@@ -55,6 +56,12 @@ func TestResultErrors(t *testing.T) {
 	assert.True(t, errors.Is(ResultError(OpBatchGetInto, "k", -1<<40), ErrInternalError), "out-of-range codes do not wrap around")
 
 	assert.NoError(t, BatchResultError(OpBatchPutFrom, []string{"a", "b"}, []int64{0, 0}))
+	okKeys, okRes, packed := []string{"a", "b"}, []int64{0, 5}, hostmem.PackKeys("a", "b")
+	assert.Zero(t, testing.AllocsPerRun(10, func() {
+		_ = BatchResultError(OpBatchGetInto, okKeys, okRes)
+		_ = BatchKeysError(OpBatchGetInto, packed, okRes)
+	}), "no allocation when every key succeeded")
+	assert.ErrorContains(t, BatchKeysError(OpBatchGetInto, packed, []int64{0, -704}), `"b"`)
 	keys := []string{"a", "b", "c", "d", "e", "f"}
 	err = BatchResultError(OpBatchPutFrom, keys, []int64{0, -200, 0, -600, -600, -600})
 	require.Error(t, err)

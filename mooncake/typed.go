@@ -165,22 +165,10 @@ func keysOrEmpty(k *hostmem.Keys) *hostmem.Keys {
 
 // BatchKeysError is BatchResultError for packed keys.
 func BatchKeysError(op Op, keys *hostmem.Keys, results []int64) error {
-	var be *BatchError
-	for i, r := range results {
-		if r >= 0 {
-			continue
-		}
-		if be == nil {
-			be = &BatchError{Op: op, Total: len(results)}
-		}
-		key := ""
+	return batchError(op, results, func(i int) string {
 		if i < keys.Len() {
-			key = keys.String(i)
+			return keys.String(i)
 		}
-		be.Failed = append(be.Failed, &Error{Op: op, Key: key, Code: codeOf(r)})
-	}
-	if be == nil {
-		return nil
-	}
-	return be
+		return ""
+	})
 }

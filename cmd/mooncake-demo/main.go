@@ -74,7 +74,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("mooncake-go demo: engine %s, master %q (%s), protocol %s\n",
+	fmt.Printf("mooncake-go demo: backend %s, master %q (%s), protocol %s\n",
 		mooncake.Backend(), o.cfg.MasterServerAddress, o.source, o.cfg.Protocol)
 	st, err := mooncake.Open(o.cfg)
 	if err != nil {
