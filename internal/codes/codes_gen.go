@@ -80,23 +80,26 @@ const (
 
 // Engine codes: the transfer engine's ERR_* (mooncake-transfer-engine/include/error.h), returned by its int calls, negative.
 const (
-	EngineInvalidArgument      = -1   // ERR_INVALID_ARGUMENT
-	EngineTooManyRequests      = -2   // ERR_TOO_MANY_REQUESTS
-	EngineAddressNotRegistered = -3   // ERR_ADDRESS_NOT_REGISTERED
-	EngineBatchBusy            = -4   // ERR_BATCH_BUSY
-	EngineDeviceNotFound       = -6   // ERR_DEVICE_NOT_FOUND
-	EngineAddressOverlapped    = -7   // ERR_ADDRESS_OVERLAPPED
-	EngineDNS                  = -101 // ERR_DNS
-	EngineSocket               = -102 // ERR_SOCKET
-	EngineMalformedJSON        = -103 // ERR_MALFORMED_JSON
-	EngineRejectHandshake      = -104 // ERR_REJECT_HANDSHAKE
-	EngineMetadata             = -200 // ERR_METADATA
-	EngineEndpoint             = -201 // ERR_ENDPOINT
-	EngineContext              = -202 // ERR_CONTEXT
-	EngineNUMA                 = -300 // ERR_NUMA
-	EngineClock                = -301 // ERR_CLOCK
-	EngineMemory               = -302 // ERR_MEMORY
-	EngineNotImplemented       = -303 // ERR_NOT_IMPLEMENTED
+	EngineInvalidArgument       = -1   // ERR_INVALID_ARGUMENT
+	EngineTooManyRequests       = -2   // ERR_TOO_MANY_REQUESTS
+	EngineAddressNotRegistered  = -3   // ERR_ADDRESS_NOT_REGISTERED
+	EngineBatchBusy             = -4   // ERR_BATCH_BUSY
+	EngineDeviceNotFound        = -6   // ERR_DEVICE_NOT_FOUND
+	EngineAddressOverlapped     = -7   // ERR_ADDRESS_OVERLAPPED
+	EngineDNS                   = -101 // ERR_DNS
+	EngineSocket                = -102 // ERR_SOCKET
+	EngineMalformedJSON         = -103 // ERR_MALFORMED_JSON
+	EngineRejectHandshake       = -104 // ERR_REJECT_HANDSHAKE
+	EngineMetadata              = -200 // ERR_METADATA
+	EngineEndpoint              = -201 // ERR_ENDPOINT
+	EngineContext               = -202 // ERR_CONTEXT
+	EngineNUMA                  = -300 // ERR_NUMA
+	EngineClock                 = -301 // ERR_CLOCK
+	EngineMemory                = -302 // ERR_MEMORY
+	EngineNotImplemented        = -303 // ERR_NOT_IMPLEMENTED
+	EngineNotSupportedTransport = -8   // ERR_NOT_SUPPORTED_TRANSPORT
+	EngineInternal              = -9   // ERR_INTERNAL
+	EngineInvalidHandle         = -10  // ERR_INVALID_HANDLE
 )
 
 // Status codes: the transfer engine's Status::Code (include/common/base/status.h), returned by submit, status and free calls, 0 or positive.
@@ -215,6 +218,9 @@ var engineEntries = [...]Entry{
 	{-301, "ERR_CLOCK", "Clock", "A clock operation failed."},
 	{-302, "ERR_MEMORY", "Memory", "Out of memory."},
 	{-303, "ERR_NOT_IMPLEMENTED", "NotImplemented", "Not implemented."},
+	{-8, "ERR_NOT_SUPPORTED_TRANSPORT", "NotSupportedTransport", "No installed transport serves the target segment."},
+	{-9, "ERR_INTERNAL", "Internal", "An internal error of the binding (an exception caught at the C boundary)."},
+	{-10, "ERR_INVALID_HANDLE", "InvalidHandle", "The batch or segment handle is unknown, stale, freed, or another engine's."},
 }
 
 var statusEntries = [...]Entry{
@@ -427,6 +433,12 @@ func EngineName(v int64) string {
 		return "ERR_MEMORY"
 	case -303:
 		return "ERR_NOT_IMPLEMENTED"
+	case -8:
+		return "ERR_NOT_SUPPORTED_TRANSPORT"
+	case -9:
+		return "ERR_INTERNAL"
+	case -10:
+		return "ERR_INVALID_HANDLE"
 	}
 	return ""
 }
@@ -474,4 +486,50 @@ func StatusName(v int64) string {
 		return "kNotImplemented"
 	}
 	return ""
+}
+
+// EngineFromStatus maps a Status::Code to the engine code of the same
+// name (0 stays 0; an unknown status gives EngineInternal).
+func EngineFromStatus(v int64) int64 {
+	switch v {
+	case 0:
+		return 0
+	case 1:
+		return -1
+	case 2:
+		return -2
+	case 3:
+		return -3
+	case 4:
+		return -4
+	case 6:
+		return -6
+	case 7:
+		return -7
+	case 8:
+		return -8
+	case 101:
+		return -101
+	case 102:
+		return -102
+	case 103:
+		return -103
+	case 104:
+		return -104
+	case 200:
+		return -200
+	case 201:
+		return -201
+	case 202:
+		return -202
+	case 300:
+		return -300
+	case 301:
+		return -301
+	case 302:
+		return -302
+	case 999:
+		return -303
+	}
+	return EngineInternal
 }

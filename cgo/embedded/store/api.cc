@@ -49,6 +49,12 @@ int32_t ParseConfig(const mcgo_replicate_config &in, PlacementConfig *out) {
              : MCGO_INVALID_PARAMS;  // fewer names than count
 }
 
+// The store reports every registration refusal as INVALID_PARAMS, as
+// upstream's register_buffer does.
+int32_t StoreCode(mcgo::embedded::RegionResult r) {
+  return r == mcgo::embedded::RegionResult::kOk ? MCGO_OK : MCGO_INVALID_PARAMS;
+}
+
 int32_t SingleWrite(mcgo_store *s, const char *key, size_t key_len,
                     uintptr_t addr, uint64_t size, mcgo_replicate_config cfg,
                     bool upsert) {
@@ -210,13 +216,13 @@ int32_t mcgo_store_hostname(mcgo_store *s, char *buf, size_t buf_cap, size_t *le
 int32_t mcgo_store_register_buffer(mcgo_store *s, uintptr_t addr, uint64_t size) {
   if (!IsReady(s)) return MCGO_INVALID_PARAMS;
   return Guard32(
-                          [&] { return s->regions.Add(addr, size); });
+                          [&] { return StoreCode(s->regions->Add(addr, size)); });
 }
 
 int32_t mcgo_store_unregister_buffer(mcgo_store *s, uintptr_t addr) {
   if (!IsReady(s)) return MCGO_INVALID_PARAMS;
   return Guard32(
-                          [&] { return s->regions.Remove(addr); });
+                          [&] { return StoreCode(s->regions->Remove(addr)); });
 }
 
 int32_t mcgo_store_put(mcgo_store *s, const char *key, size_t key_len,

@@ -113,7 +113,7 @@ int32_t Setup(mcgo_store *s, const mcgo_store_config &cfg, std::string *err) {
   s->segment_id = segment_id;
   s->local_buffer = local;
   s->local_buffer_size = local_size;
-  s->regions.SetLocalBuffer(reinterpret_cast<uintptr_t>(local), local_size);
+  s->regions->SetLocalBuffer(reinterpret_cast<uintptr_t>(local), local_size);
   s->ready.store(true, std::memory_order_release);
   return MCGO_OK;
 }
@@ -143,7 +143,7 @@ void WriteFromBuffers(mcgo_store *s, std::vector<WriteOp> *ops_ptr,
     // client's registrations.
     std::vector<char> reserved(ops.size(), 0);
     {
-      RegionSet::Reader regions(s->regions);
+      RegionSet::Reader regions(*s->regions);
       for (size_t i = 0; i < ops.size(); ++i) {
         WriteOp &op = ops[i];
         if (op.token == 0) continue;
@@ -192,7 +192,7 @@ void ReadIntoBuffers(mcgo_store *s, std::vector<ReadOp> *ops_ptr,
   s->cluster->Acquire(ops.data(), ops.size());
   std::vector<char> transfer(ops.size(), 0);  // reached the transfer stage
   {
-    RegionSet::Reader regions(s->regions);
+    RegionSet::Reader regions(*s->regions);
     for (size_t i = 0; i < ops.size(); ++i) {
       ReadOp &op = ops[i];
       if (op.result <= 0) continue;

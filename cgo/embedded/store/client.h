@@ -26,8 +26,9 @@ struct mcgo_store {
   uint64_t segment_id = 0;  // 0: mounts no segment
   void *local_buffer = nullptr;
   uint64_t local_buffer_size = 0;
-  // Thread safe on its own.
-  mcgo::embedded::RegionSet regions;
+  // Thread safe on its own; the engine's when the store runs on one.
+  std::shared_ptr<mcgo::embedded::RegionSet> regions =
+      std::make_shared<mcgo::embedded::RegionSet>();
 };
 
 namespace mcgo::embedded {

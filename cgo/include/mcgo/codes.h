@@ -8,6 +8,8 @@
 #ifndef MCGO_CODES_H_
 #define MCGO_CODES_H_
 
+#include <stdint.h>
+
 #define MCGO_OK 0
 #define MCGO_INTERNAL_ERROR (-1)
 #define MCGO_BUFFER_OVERFLOW (-10)
@@ -98,6 +100,9 @@
 #define MCGO_TE_ERR_CLOCK (-301)
 #define MCGO_TE_ERR_MEMORY (-302)
 #define MCGO_TE_ERR_NOT_IMPLEMENTED (-303)
+#define MCGO_TE_ERR_NOT_SUPPORTED_TRANSPORT (-8)
+#define MCGO_TE_ERR_INTERNAL (-9)
+#define MCGO_TE_ERR_INVALID_HANDLE (-10)
 
 #define MCGO_TE_STATUS_OK 0
 #define MCGO_TE_STATUS_INVALID_ARGUMENT 1
@@ -118,5 +123,32 @@
 #define MCGO_TE_STATUS_CLOCK 301
 #define MCGO_TE_STATUS_MEMORY 302
 #define MCGO_TE_STATUS_NOT_IMPLEMENTED 999
+
+/* The transfer ABI reports one set of codes, the engine's: a Status::Code
+ * maps to the engine code of the same name. */
+static inline int32_t mcgo_te_code_from_status(int32_t status) {
+  switch (status) {
+    case 0: return 0;
+    case 1: return -1;
+    case 2: return -2;
+    case 3: return -3;
+    case 4: return -4;
+    case 6: return -6;
+    case 7: return -7;
+    case 8: return -8;
+    case 101: return -101;
+    case 102: return -102;
+    case 103: return -103;
+    case 104: return -104;
+    case 200: return -200;
+    case 201: return -201;
+    case 202: return -202;
+    case 300: return -300;
+    case 301: return -301;
+    case 302: return -302;
+    case 999: return -303;
+    default: return MCGO_TE_ERR_INTERNAL;
+  }
+}
 
 #endif /* MCGO_CODES_H_ */

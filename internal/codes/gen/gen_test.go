@@ -118,7 +118,7 @@ func TestTableMatchesUpstream(t *testing.T) {
 		}
 		ours := map[string]int64{}
 		for _, e := range entries {
-			if e.Space == space {
+			if e.Space == space && !e.Ours {
 				ours[e.Upstream] = e.Value
 			}
 		}

@@ -20,6 +20,7 @@ import (
 // Entry is one row of the table.
 type Entry struct {
 	Space    string // "store", "engine" or "status"
+	Ours     bool   // a code of our transfer ABI that upstream's ERR_* lacks ("engine+" in the table)
 	Value    int64
 	Upstream string // upstream's enumerator or macro name
 	Go       string // the Go name without a package prefix
@@ -101,6 +102,9 @@ func generate(root string) (map[string][]byte, error) {
 			return nil, err
 		}
 	}
+	if _, err := statusPairs(entries); err != nil {
+		return nil, err
+	}
 	out[headerC] = cHeader(entries)
 	return out, nil
 }
@@ -144,6 +148,9 @@ func parseTable(r *os.File) ([]Entry, error) {
 			return nil, fmt.Errorf("%s:%d: value %q: %v", tablePath, line, f[1], err)
 		}
 		e := Entry{Space: f[0], Value: v, Upstream: f[2], Go: f[3], Doc: f[4]}
+		if e.Space == "engine+" {
+			e.Space, e.Ours = "engine", true
+		}
 		if spaceIndex(e.Space) < 0 {
 			return nil, fmt.Errorf("%s:%d: unknown space %q", tablePath, line, e.Space)
 		}
@@ -216,7 +223,43 @@ func codesFile(entries []Entry) ([]byte, error) {
 		}
 		b.WriteString("\t}\n\treturn \"\"\n}\n\n")
 	}
+	b.WriteString(statusMapGo(entries))
 	return format.Source(b.Bytes())
+}
+
+// statusPairs maps every status code to the engine code of the same Go
+// name: the transfer ABI reports one set of codes, the engine's.
+func statusPairs(entries []Entry) ([][2]int64, error) {
+	byName := map[string]int64{}
+	for _, e := range entries {
+		if e.Space == "engine" {
+			byName[e.Go] = e.Value
+		}
+	}
+	var out [][2]int64
+	for _, e := range entries {
+		if e.Space != "status" || e.Value == 0 {
+			continue
+		}
+		v, ok := byName[e.Go]
+		if !ok {
+			return nil, fmt.Errorf("status %s has no engine code named %s", e.Upstream, e.Go)
+		}
+		out = append(out, [2]int64{e.Value, v})
+	}
+	return out, nil
+}
+
+func statusMapGo(entries []Entry) string {
+	pairs, _ := statusPairs(entries)
+	var b strings.Builder
+	b.WriteString("// EngineFromStatus maps a Status::Code to the engine code of the same\n// name (0 stays 0; an unknown status gives EngineInternal).\n")
+	b.WriteString("func EngineFromStatus(v int64) int64 {\n\tswitch v {\n\tcase 0:\n\t\treturn 0\n")
+	for _, p := range pairs {
+		fmt.Fprintf(&b, "\tcase %d:\n\t\treturn %d\n", p[0], p[1])
+	}
+	b.WriteString("\t}\n\treturn EngineInternal\n}\n")
+	return b.String()
 }
 
 func targetFile(t goTarget, entries []Entry) ([]byte, error) {
@@ -249,7 +292,7 @@ func cHeader(entries []Entry) []byte {
 	b.WriteString(" *   MCGO_<NAME>            mooncake::ErrorCode (store calls)\n")
 	b.WriteString(" *   MCGO_TE_<ERR_NAME>     the transfer engine's ERR_* (its int calls)\n")
 	b.WriteString(" *   MCGO_TE_STATUS_<NAME>  the transfer engine's Status::Code\n */\n")
-	b.WriteString("#ifndef MCGO_CODES_H_\n#define MCGO_CODES_H_\n")
+	b.WriteString("#ifndef MCGO_CODES_H_\n#define MCGO_CODES_H_\n\n#include <stdint.h>\n")
 	for _, sp := range spaces {
 		b.WriteString("\n")
 		for _, e := range entries {
@@ -272,6 +315,13 @@ func cHeader(entries []Entry) []byte {
 			fmt.Fprintf(&b, "#define %s %s\n", name, val)
 		}
 	}
+	pairs, _ := statusPairs(entries)
+	b.WriteString("\n/* The transfer ABI reports one set of codes, the engine's: a Status::Code\n * maps to the engine code of the same name. */\n")
+	b.WriteString("static inline int32_t mcgo_te_code_from_status(int32_t status) {\n  switch (status) {\n    case 0: return 0;\n")
+	for _, p := range pairs {
+		fmt.Fprintf(&b, "    case %d: return %d;\n", p[0], p[1])
+	}
+	b.WriteString("    default: return MCGO_TE_ERR_INTERNAL;\n  }\n}\n")
 	b.WriteString("\n#endif /* MCGO_CODES_H_ */\n")
 	return b.Bytes()
 }
