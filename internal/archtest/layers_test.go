@@ -13,6 +13,10 @@ import (
 
 const module = "github.com/mooncake-go/mooncake-go/"
 
+// planned are packages the layer table places before they exist (the
+// transfer engine's, while it is being built).
+var planned = map[string]bool{}
+
 // layers reads the import-layer table of docs/architecture.md.
 func layers(t *testing.T) map[string]int {
 	t.Helper()
@@ -106,7 +110,7 @@ func TestImportLayers(t *testing.T) {
 			}
 		}
 		for p := range layer {
-			if _, ok := graph[p]; !ok && build.name == "default" {
+			if _, ok := graph[p]; !ok && build.name == "default" && !planned[p] {
 				t.Errorf("docs/architecture.md lists %s, which is not a package", p)
 			}
 		}

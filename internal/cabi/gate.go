@@ -56,3 +56,19 @@ func (g *Gate) Closed() bool {
 	defer g.mu.RUnlock()
 	return g.closed
 }
+
+// TryClose is Close for a destroy that can refuse: when destroy returns an
+// error the gate stays open and the error is returned. It returns nil, and
+// does nothing, when the gate was already closed.
+func (g *Gate) TryClose(destroy func() error) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	if err := destroy(); err != nil {
+		return err
+	}
+	g.closed = true
+	return nil
+}

@@ -315,7 +315,6 @@ int32_t mcgo_te_batch_submit(mcgo_te *e, uint64_t batch,
       b->notify_rc = 0;
     }
     const size_t first = b->tasks.size();
-    b->unfinished.fetch_add(n, std::memory_order_acq_rel);
     for (size_t i = 0; i < n; ++i) {
       Task &t = b->tasks.emplace_back();
       t.opcode = reqs[i].opcode;
@@ -387,8 +386,12 @@ int32_t mcgo_te_batch_free(mcgo_te *e, uint64_t batch) {
     std::shared_ptr<Batch> b = e->batches.Get(batch);
     if (!b) return MCGO_TE_ERR_INVALID_HANDLE;
     {
+      // The same rule as the in_flight of mcgo_te_batch_status.
       std::lock_guard<std::mutex> lock(b->mu);
-      if (b->unfinished.load(std::memory_order_acquire) > 0) return MCGO_TE_ERR_BATCH_BUSY;
+      for (const Task &t : b->tasks) {
+        const int32_t st = t.state.load(std::memory_order_acquire);
+        if (st != MCGO_TE_COMPLETED && st != MCGO_TE_FAILED) return MCGO_TE_ERR_BATCH_BUSY;
+      }
     }
     return e->batches.Remove(batch) ? MCGO_OK : MCGO_TE_ERR_INVALID_HANDLE;
   });

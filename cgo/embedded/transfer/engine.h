@@ -116,8 +116,9 @@ struct Task {
 struct Batch {
   std::mutex mu;  // submit, status and free of this batch
   uint32_t capacity = 0;
-  std::deque<Task> tasks;  // stable addresses: workers hold pointers
-  std::atomic<uint64_t> unfinished{0};
+  // Stable addresses: workers hold pointers (and a reference to the
+  // batch, so that a task's last store never outlives it).
+  std::deque<Task> tasks;
   bool has_notify = false;
   std::weak_ptr<Core> notify_target;
   std::string notify_name, notify_msg;

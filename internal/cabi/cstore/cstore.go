@@ -54,6 +54,7 @@ import "C"
 import (
 	"unsafe"
 
+	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
@@ -100,7 +101,7 @@ func (c Client) Setup(cfg *Config) (int32, string) {
 	if rc == 0 {
 		return 0, ""
 	}
-	return rc, cstring(msg[:])
+	return rc, cabi.TrimNUL(msg[:])
 }
 
 // HealthCheck returns 0 when the client is set up and its master answers.
@@ -267,22 +268,14 @@ func cbool(b bool) C.int32_t {
 	return 0
 }
 
-// The helpers below return nil for empty input, so an empty slice is never
-// indexed and C sees NULL.
-
-func strPtr(s string) *C.char {
-	if len(s) == 0 {
-		return nil
-	}
-	return (*C.char)(unsafe.Pointer(unsafe.StringData(s)))
+func strPtr(s string) *C.char          { return (*C.char)(cabi.StringPtr(s)) }
+func bytesPtr(b []byte) unsafe.Pointer { return cabi.SlicePtr(b) }
+func offsPtr(o []uint64) *C.uint64_t   { return (*C.uint64_t)(cabi.SlicePtr(o)) }
+func u64Ptr(s []uint64) *C.uint64_t    { return (*C.uint64_t)(cabi.SlicePtr(s)) }
+func addrsPtr(a []uintptr) *C.uintptr_t {
+	return (*C.uintptr_t)(cabi.SlicePtr(a))
 }
-
-func bytesPtr(b []byte) unsafe.Pointer {
-	if len(b) == 0 {
-		return nil
-	}
-	return unsafe.Pointer(unsafe.SliceData(b))
-}
+func i64Ptr(r []int64) *C.int64_t { return (*C.int64_t)(cabi.SlicePtr(r)) }
 
 // keysPtr never returns NULL for a non-empty key list, even when every key
 // is empty (the engines refuse a NULL key buffer).
@@ -295,31 +288,3 @@ func keysPtr(k *Keys) *C.char {
 
 // noKeyBytes is the key buffer of a list whose keys are all empty.
 var noKeyBytes byte
-
-func offsPtr(o []uint64) *C.uint64_t {
-	if len(o) == 0 {
-		return nil
-	}
-	return (*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(o)))
-}
-
-func u64Ptr(s []uint64) *C.uint64_t {
-	if len(s) == 0 {
-		return nil
-	}
-	return (*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(s)))
-}
-
-func addrsPtr(a []uintptr) *C.uintptr_t {
-	if len(a) == 0 {
-		return nil
-	}
-	return (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(a)))
-}
-
-func i64Ptr(r []int64) *C.int64_t {
-	if len(r) == 0 {
-		return nil
-	}
-	return (*C.int64_t)(unsafe.Pointer(unsafe.SliceData(r)))
-}

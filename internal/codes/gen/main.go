@@ -50,6 +50,7 @@ type goTarget struct {
 
 var goTargets = []goTarget{
 	{path: "mooncake/codes_gen.go", pkg: "mooncake", space: "store", typeName: "ErrorCode", prefix: "Err", zeroName: "CodeOK"},
+	{path: "mooncake/transfer/codes_gen.go", pkg: "transfer", space: "engine", typeName: "Code", prefix: "Err"},
 }
 
 const (
@@ -279,7 +280,11 @@ func targetFile(t goTarget, entries []Entry) ([]byte, error) {
 			}
 			name = t.zeroName
 		}
-		fmt.Fprintf(&b, "\t// %s is %s: %s\n\t%s %s = %d\n", name, e.Upstream, e.Doc, name, t.typeName, e.Value)
+		what := e.Upstream
+		if e.Ours {
+			what += " (ours; upstream has no such code)"
+		}
+		fmt.Fprintf(&b, "\t// %s is %s: %s\n\t%s %s = %d\n", name, what, e.Doc, name, t.typeName, e.Value)
 	}
 	b.WriteString(")\n")
 	return format.Source(b.Bytes())

@@ -1,0 +1,352 @@
+package transfer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/mooncake-go/mooncake-go/internal/cabi"
+	"github.com/mooncake-go/mooncake-go/internal/cabi/ctransfer"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+)
+
+// Config is what Open needs: upstream TransferEngine::init's arguments and
+// the transport to install.
+type Config struct {
+	// MetadataServer is where engines publish and find each other's
+	// segments: "http://127.0.0.1:8080/metadata" (the master's HTTP
+	// metadata server), "https://...", or "P2PHANDSHAKE" (peers are
+	// reached directly by name). The embedded backend's engines meet
+	// when their strings are equal.
+	MetadataServer string
+	// LocalServerName is this engine's segment name, "host:port", the
+	// name peers open. With P2PHANDSHAKE give the host only: the engine
+	// appends its RPC port (SegmentName reports the result).
+	LocalServerName string
+	// Host and RPCPort are upstream's ip_or_host and rpc_port arguments
+	// (upstream reads them only with its legacy RPC port binding).
+	Host    string
+	RPCPort uint32
+	// Protocol is the transport Open installs: "tcp" (the default) or
+	// "rdma"; "none" installs nothing (InstallTransport later).
+	Protocol string
+	// DeviceNames lists RDMA NICs ("" = every NIC found);
+	// NICPriorityMatrix is upstream's JSON matrix ("" = from the topology).
+	DeviceNames       string
+	NICPriorityMatrix string
+}
+
+// Engine is a transfer engine: it registers local memory, opens other
+// engines' segments, and moves bytes with batched one-sided reads and
+// writes. It is safe for concurrent use. Close it when done; calls made
+// after (or racing with) Close return an error wrapping ErrClosed.
+type Engine struct {
+	gate cabi.Gate
+	h    ctransfer.Engine
+	cfg  Config
+	name string
+
+	memMu sync.Mutex
+	mems  map[uintptr]*hostmem.Memory
+
+	batches sync.Pool // *Batch for Transfer, so a steady stream allocates nothing
+
+	recvMu   sync.Mutex
+	recvBuf  []byte
+	recvName []uint64
+	recvMsg  []uint64
+}
+
+// Open creates an engine, initialises it and installs cfg.Protocol.
+func Open(cfg Config) (*Engine, error) {
+	if err := cabi.CheckABI(); err != nil {
+		return nil, &Error{Op: OpOpen, Err: err}
+	}
+	if cabi.BackendName() == "none (built without cgo)" {
+		return nil, &Error{Op: OpOpen, Err: ErrNoCgo}
+	}
+	for _, s := range []string{cfg.MetadataServer, cfg.LocalServerName, cfg.Host, cfg.Protocol, cfg.DeviceNames, cfg.NICPriorityMatrix} {
+		if strings.IndexByte(s, 0) >= 0 {
+			return nil, argErr(OpOpen, "", fmt.Sprintf("config string %q contains NUL", s))
+		}
+	}
+	protocol := cfg.Protocol
+	if protocol == "" {
+		protocol = "tcp"
+	}
+	if protocol != "tcp" && protocol != "rdma" && protocol != "none" {
+		return nil, argErr(OpOpen, "", fmt.Sprintf("protocol %q is not tcp, rdma or none", protocol))
+	}
+	h, rc, msg := ctransfer.Create(&ctransfer.Config{
+		MetadataServer:  cfg.MetadataServer,
+		LocalServerName: cfg.LocalServerName,
+		Host:            cfg.Host,
+		RPCPort:         cfg.RPCPort,
+	})
+	if rc != 0 {
+		e := &Error{Op: OpOpen, Code: Code(rc)}
+		if msg != "" {
+			e.Err = errors.New(msg)
+		}
+		return nil, e
+	}
+	e := &Engine{h: h, cfg: cfg}
+	name, rc := h.SegmentName()
+	if rc == 0 && protocol != "none" {
+		rc = h.InstallTransport(protocol, cfg.DeviceNames, cfg.NICPriorityMatrix)
+	}
+	if rc != 0 {
+		h.Destroy()
+		return nil, &Error{Op: OpInstallTransport, Code: Code(rc), Err: fmt.Errorf("protocol %s", protocol)}
+	}
+	e.name = name
+	e.batches.New = func() any { return new(Batch) }
+	return e, nil
+}
+
+// Close ends every transfer of the engine, outgoing and incoming, and
+// frees it: when Close returns, no engine thread touches memory the engine
+// registered, and every Batch and Segment of it is invalid. Memory
+// registered through RegisterMemory is released (it can be freed then).
+// Close fails, and the engine stays open, while a store runs on the engine
+// (close the store first). Close is idempotent.
+func (e *Engine) Close() error {
+	return e.gate.TryClose(func() error {
+		if rc := e.h.Destroy(); rc != 0 {
+			return &Error{Op: OpClose, Code: Code(rc), Err: errors.New("a store still runs on the engine")}
+		}
+		e.h = ctransfer.Engine{}
+		e.memMu.Lock()
+		for addr, m := range e.mems {
+			m.MarkUnregistered()
+			delete(e.mems, addr)
+		}
+		e.memMu.Unlock()
+		return nil
+	})
+}
+
+// SegmentName is the name peers open to reach this engine's memory.
+func (e *Engine) SegmentName() string { return e.name }
+
+// Config returns the configuration the engine was opened with.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Backend names the backend behind every Engine of this program:
+// "embedded" or "native".
+func Backend() string { return cabi.BackendName() }
+
+// LocalAddress is the engine's RPC endpoint, "ip:port".
+func (e *Engine) LocalAddress() (string, error) {
+	if !e.gate.Enter() {
+		return "", closedErr(OpInfo)
+	}
+	s, rc := e.h.LocalAddress()
+	e.gate.Leave()
+	return s, codeErr(OpInfo, "", rc)
+}
+
+// RPCPort is the engine's RPC port.
+func (e *Engine) RPCPort() (uint32, error) {
+	if !e.gate.Enter() {
+		return 0, closedErr(OpInfo)
+	}
+	p, rc := e.h.RPCPort()
+	e.gate.Leave()
+	return p, codeErr(OpInfo, "", rc)
+}
+
+// Topology is the local NIC topology as upstream's JSON ("{}" without NICs).
+func (e *Engine) Topology() (string, error) {
+	if !e.gate.Enter() {
+		return "", closedErr(OpInfo)
+	}
+	s, rc := e.h.Topology()
+	e.gate.Leave()
+	return s, codeErr(OpInfo, "", rc)
+}
+
+// InstallTransport installs another transport ("tcp" or "rdma").
+func (e *Engine) InstallTransport(protocol, deviceNames, nicPriorityMatrix string) error {
+	for _, s := range []string{protocol, deviceNames, nicPriorityMatrix} {
+		if strings.IndexByte(s, 0) >= 0 {
+			return argErr(OpInstallTransport, "", "argument contains NUL")
+		}
+	}
+	if !e.gate.Enter() {
+		return closedErr(OpInstallTransport)
+	}
+	rc := e.h.InstallTransport(protocol, deviceNames, nicPriorityMatrix)
+	e.gate.Leave()
+	return codeErr(OpInstallTransport, "", rc)
+}
+
+// Register registers [addr, addr+n) for transfers: peers can read and
+// write it, and it can be the local side of a request. The memory must stay
+// mapped until Unregister or Close, and must not be Go heap memory (see
+// package hostmem, and RegisterMemory). A null or empty range is refused
+// with ErrInvalidArgument, an overlap with ErrAddressOverlapped.
+func (e *Engine) Register(addr uintptr, n uint64) error {
+	if !e.gate.Enter() {
+		return closedErr(OpRegister)
+	}
+	rc := e.h.Register(addr, n, "", true)
+	e.gate.Leave()
+	return codeErr(OpRegister, "", rc)
+}
+
+// Unregister unregisters the region that starts at addr. It waits for the
+// engine's copies into or out of the region (in the embedded backend;
+// upstream's TCP transport can still finish a peer's write that was already
+// accepted).
+func (e *Engine) Unregister(addr uintptr) error {
+	if !e.gate.Enter() {
+		return closedErr(OpUnregister)
+	}
+	rc := e.h.Unregister(addr)
+	e.gate.Leave()
+	return codeErr(OpUnregister, "", rc)
+}
+
+// RegisterBatch registers every (addrs[i], sizes[i]), all or nothing.
+func (e *Engine) RegisterBatch(addrs []uintptr, sizes []uint64) error {
+	if len(addrs) != len(sizes) {
+		return argErr(OpRegister, "", fmt.Sprintf("%d addresses and %d sizes", len(addrs), len(sizes)))
+	}
+	if !e.gate.Enter() {
+		return closedErr(OpRegister)
+	}
+	rc := e.h.RegisterBatch(addrs, sizes, "")
+	e.gate.Leave()
+	return codeErr(OpRegister, "", rc)
+}
+
+// UnregisterBatch unregisters the regions starting at addrs, all or
+// nothing.
+func (e *Engine) UnregisterBatch(addrs []uintptr) error {
+	if !e.gate.Enter() {
+		return closedErr(OpUnregister)
+	}
+	rc := e.h.UnregisterBatch(addrs)
+	e.gate.Leave()
+	return codeErr(OpUnregister, "", rc)
+}
+
+// RegisterMemory registers all of m and records the registration in it
+// (m.Free refuses until UnregisterMemory or Close).
+func (e *Engine) RegisterMemory(m *hostmem.Memory) error {
+	if err := m.MarkRegistered(); err != nil {
+		return &Error{Op: OpRegister, Code: ErrInvalidArgument, Err: err}
+	}
+	if !e.gate.Enter() {
+		m.MarkUnregistered()
+		return closedErr(OpRegister)
+	}
+	defer e.gate.Leave()
+	e.memMu.Lock()
+	defer e.memMu.Unlock()
+	addr := m.Addr()
+	if rc := e.h.Register(addr, m.Size(), "", true); rc != 0 {
+		m.MarkUnregistered()
+		return codeErr(OpRegister, "", rc)
+	}
+	if e.mems == nil {
+		e.mems = map[uintptr]*hostmem.Memory{}
+	}
+	e.mems[addr] = m
+	return nil
+}
+
+// UnregisterMemory unregisters memory registered with RegisterMemory.
+func (e *Engine) UnregisterMemory(m *hostmem.Memory) error {
+	if !e.gate.Enter() {
+		return closedErr(OpUnregister)
+	}
+	defer e.gate.Leave()
+	e.memMu.Lock()
+	defer e.memMu.Unlock()
+	addr := m.Addr()
+	if addr == 0 || e.mems[addr] != m {
+		return argErr(OpUnregister, "", "memory is not registered with this engine through RegisterMemory")
+	}
+	if rc := e.h.Unregister(addr); rc != 0 {
+		return codeErr(OpUnregister, "", rc)
+	}
+	delete(e.mems, addr)
+	m.MarkUnregistered()
+	return nil
+}
+
+// Notification is a small message between engines.
+type Notification struct {
+	Name    string
+	Message string
+}
+
+// Notify sends a notification to the engine of segment s.
+func (e *Engine) Notify(s *Segment, n Notification) error {
+	if s == nil {
+		return argErr(OpNotify, "", "nil segment")
+	}
+	return e.notify(s.id, "", s.name, n)
+}
+
+// NotifyPeer sends a notification to the engine whose segment name is peer.
+func (e *Engine) NotifyPeer(peer string, n Notification) error {
+	if peer == "" {
+		return argErr(OpNotify, "", "empty peer name")
+	}
+	return e.notify(0, peer, peer, n)
+}
+
+func (e *Engine) notify(seg SegmentID, peer, label string, n Notification) error {
+	if len(n.Name)+len(n.Message) > NotifyMaxBytes {
+		return argErr(OpNotify, label, fmt.Sprintf("%d bytes of name and message, more than %d", len(n.Name)+len(n.Message), NotifyMaxBytes))
+	}
+	if !e.gate.Enter() {
+		return closedErr(OpNotify)
+	}
+	rc := e.h.NotifySend(uint64(seg), peer, n.Name, n.Message)
+	e.gate.Leave()
+	return codeErr(OpNotify, label, rc)
+}
+
+// NotifyMaxBytes bounds a notification's name and message together.
+const NotifyMaxBytes = 128 << 10
+
+// Notifications appends every notification received so far (oldest first)
+// to dst and returns it; each is returned once.
+func (e *Engine) Notifications(dst []Notification) ([]Notification, error) {
+	if !e.gate.Enter() {
+		return dst, closedErr(OpNotifications)
+	}
+	defer e.gate.Leave()
+	e.recvMu.Lock()
+	defer e.recvMu.Unlock()
+	if e.recvBuf == nil {
+		e.recvBuf = make([]byte, 64<<10)
+		e.recvName = make([]uint64, 64)
+		e.recvMsg = make([]uint64, 64)
+	}
+	for {
+		n, need, rc := e.h.NotifyRecv(e.recvBuf, e.recvName, e.recvMsg)
+		if rc != 0 {
+			return dst, codeErr(OpNotifications, "", rc)
+		}
+		off := uint64(0)
+		for i := 0; i < n; i++ {
+			name := string(e.recvBuf[off : off+e.recvName[i]])
+			off += e.recvName[i]
+			msg := string(e.recvBuf[off : off+e.recvMsg[i]])
+			off += e.recvMsg[i]
+			dst = append(dst, Notification{Name: name, Message: msg})
+		}
+		switch {
+		case need > uint64(len(e.recvBuf)):
+			e.recvBuf = make([]byte, need)
+		case n < len(e.recvName) && need == 0:
+			return dst, nil // drained
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package transfer
+
+import (
+	"fmt"
+	"strings"
+)
+
+// SegmentID names an open segment in a Request. It is a validated handle:
+// one that was closed, or belongs to another engine, is refused with
+// ErrInvalidHandle.
+type SegmentID uint64
+
+// Segment is another engine's registered memory (or this engine's own,
+// opened by its own name), the target of requests.
+type Segment struct {
+	e    *Engine
+	id   SegmentID
+	name string
+}
+
+// Buffer is one region a peer registered: Addr is an address in the peer's
+// process, the form Request.Remote takes.
+type Buffer struct {
+	Addr uint64
+	Len  uint64
+}
+
+// OpenSegment opens the segment of the engine named name (its
+// SegmentName). An unknown name is ErrMetadata.
+func (e *Engine) OpenSegment(name string) (*Segment, error) {
+	if strings.TrimLeft(name, "/") == "" {
+		return nil, argErr(OpOpenSegment, name, "empty segment name")
+	}
+	if strings.IndexByte(name, 0) >= 0 {
+		return nil, argErr(OpOpenSegment, name, "segment name contains NUL")
+	}
+	if !e.gate.Enter() {
+		return nil, closedErr(OpOpenSegment)
+	}
+	id, rc := e.h.OpenSegment(name)
+	e.gate.Leave()
+	if rc != 0 {
+		return nil, codeErr(OpOpenSegment, name, rc)
+	}
+	return &Segment{e: e, id: SegmentID(id), name: strings.TrimLeft(name, "/")}, nil
+}
+
+// ID is the handle requests name the segment by.
+func (s *Segment) ID() SegmentID { return s.id }
+
+// Name is the segment's name.
+func (s *Segment) Name() string { return s.name }
+
+// Close invalidates the segment's ID.
+func (s *Segment) Close() error {
+	if !s.e.gate.Enter() {
+		return closedErr(OpCloseSegment)
+	}
+	rc := s.e.h.CloseSegment(uint64(s.id))
+	s.e.gate.Leave()
+	return codeErr(OpCloseSegment, s.name, rc)
+}
+
+// Buffers appends the peer's registered buffers, in the order it
+// registered them, to dst. The list is the one seen when the segment was
+// opened (or last refreshed); Refresh fetches it again.
+func (s *Segment) Buffers(dst []Buffer) ([]Buffer, error) { return s.buffers(dst, false) }
+
+// Refresh is Buffers after fetching the peer's list again.
+func (s *Segment) Refresh(dst []Buffer) ([]Buffer, error) { return s.buffers(dst, true) }
+
+func (s *Segment) buffers(dst []Buffer, refresh bool) ([]Buffer, error) {
+	if !s.e.gate.Enter() {
+		return dst, closedErr(OpSegmentBuffers)
+	}
+	defer s.e.gate.Leave()
+	addrs, lens := make([]uint64, 16), make([]uint64, 16)
+	for {
+		total, rc := s.e.h.SegmentBuffers(uint64(s.id), refresh, addrs, lens)
+		if rc != 0 {
+			return dst, codeErr(OpSegmentBuffers, s.name, rc)
+		}
+		if total <= len(addrs) {
+			for i := 0; i < total; i++ {
+				dst = append(dst, Buffer{Addr: addrs[i], Len: lens[i]})
+			}
+			return dst, nil
+		}
+		addrs, lens = make([]uint64, total), make([]uint64, total)
+		refresh = false // the list just fetched
+	}
+}
+
+func (s *Segment) String() string { return fmt.Sprintf("segment %q (%#x)", s.name, uint64(s.id)) }
