@@ -34,7 +34,6 @@
 // Backends: the default build links an embedded, in-process engine with
 // upstream's semantics (engines meet through their metadata string, copies
 // run on worker threads); -tags mooncake_native links upstream's engine.
-// The embedded engine refuses a local range outside registered memory at
-// submit (as upstream's RDMA transport does; its TCP transport does not
-// check).
+// Both refuse a local range outside registered memory at submit (as
+// upstream's RDMA transport does; its TCP transport alone would not check).
 package transfer
