@@ -1,6 +1,7 @@
 package mooncake
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -8,7 +9,9 @@ import (
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
+	"github.com/mooncake-go/mooncake-go/internal/cabi/ctransfer"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 )
 
 // Store is a Mooncake store client. It is safe for concurrent use by many
@@ -40,7 +43,29 @@ type conn struct {
 }
 
 // Open creates a client and connects it to the master in cfg.
-func Open(cfg Config) (*Store, error) {
+func Open(cfg Config) (*Store, error) { return open(cfg, nil) }
+
+// OpenOnEngine is Open on an existing transfer engine, as SGLang shares one
+// engine between its store and its transfers: the store moves its bytes
+// with e, shares its registrations (memory registered with either is
+// registered with both) and its RPC port. cfg.LocalHostname and
+// cfg.MetadataServer may be left empty (they are the engine's), or must
+// equal the engine's segment name and metadata string. e cannot be closed
+// while the store is open: close the store first.
+func OpenOnEngine(cfg Config, e *transfer.Engine) (*Store, error) {
+	if e == nil {
+		return nil, &Error{Op: OpOpen, Code: ErrInvalidParams, Err: errors.New("nil transfer engine")}
+	}
+	if cfg.LocalHostname == "" {
+		cfg.LocalHostname = e.SegmentName()
+	}
+	if cfg.MetadataServer == "" {
+		cfg.MetadataServer = e.Config().MetadataServer
+	}
+	return open(cfg, e)
+}
+
+func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &Error{Op: OpOpen, Code: ErrInvalidParams, Err: fmt.Errorf("config: %w", err)}
 	}
@@ -63,7 +88,19 @@ func Open(cfg Config) (*Store, error) {
 		DeviceName:          cfg.DeviceName,
 		MasterServerAddress: cfg.MasterServerAddress,
 	}
-	if rc, msg := h.Setup(&ccfg); rc != 0 {
+	var msg string
+	if engine != nil {
+		te, release, ok := ctransfer.EngineOf(engine)
+		if !ok {
+			h.Destroy()
+			return nil, &Error{Op: OpOpen, Code: ErrInvalidParams, Err: errors.New("the transfer engine is closed")}
+		}
+		rc, msg = h.SetupOnEngine(&ccfg, te.Ptr())
+		release()
+	} else {
+		rc, msg = h.Setup(&ccfg)
+	}
+	if rc != 0 {
 		h.Destroy()
 		e := &Error{Op: OpOpen, Code: ErrorCode(rc)}
 		if msg != "" {

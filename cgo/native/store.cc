@@ -25,9 +25,11 @@
 #include "common/guard.h"
 #include "real_client.h"
 #include "replica.h"
+#include "native/transfer_engine_handle.h"
 
 struct mcgo_store {
   std::shared_ptr<mooncake::RealClient> client;
+  mcgo_te *engine = nullptr;  // the transfer engine it runs on, or null
   // Setup and teardown take it exclusively; calls take it shared, so a call
   // never sees a half set-up client.
   std::shared_mutex mu;
@@ -154,11 +156,12 @@ void mcgo_store_destroy(mcgo_store *s) {
     s->client.reset();
   } catch (...) {
   }
+  mcgo::native::DetachStore(s->engine);
   delete s;
 }
 
-int32_t mcgo_store_setup(mcgo_store *s, const mcgo_store_config *cfg, char *errmsg,
-                   size_t errmsg_cap) {
+static int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *te,
+                       char *errmsg, size_t errmsg_cap) {
   auto fail = [&](int32_t code, const std::string &msg) {
     mcgo::args::WriteMessage(errmsg, errmsg_cap, msg);
     return code;
@@ -179,17 +182,40 @@ int32_t mcgo_store_setup(mcgo_store *s, const mcgo_store_config *cfg, char *errm
     if (str(cfg->master_server_address).empty()) {
       return fail(MCGO_INVALID_PARAMS, "master_server_address is empty");
     }
+    std::string host = str(cfg->local_hostname), meta = str(cfg->metadata_server);
+    std::shared_ptr<mooncake::TransferEngine> engine;
+    if (te != nullptr) {
+      std::string name, metadata;
+      if (!mcgo::native::AttachStore(te, &engine, &name, &metadata)) {
+        return fail(MCGO_INVALID_PARAMS, "the transfer engine is not usable");
+      }
+      std::string why;
+      if (!host.empty() && host != name) {
+        why = "local_hostname \"" + host + "\" is not the engine's segment name \"" + name + "\"";
+      } else if (!meta.empty() && meta != metadata) {
+        why = "metadata_server \"" + meta + "\" is not the engine's \"" + metadata + "\"";
+      } else if (engine->getTransport(protocol) == nullptr) {
+        why = "the engine has no " + protocol + " transport installed";
+      }
+      if (!why.empty()) {
+        mcgo::native::DetachStore(te);
+        return fail(MCGO_INVALID_PARAMS, why);
+      }
+      host = name;  // upstream needs host:port equal to the engine's segment
+      meta = metadata;
+    }
     const int rc = s->client->setup_real(
-        str(cfg->local_hostname), str(cfg->metadata_server),
-        static_cast<size_t>(cfg->global_segment_size),
+        host, meta, static_cast<size_t>(cfg->global_segment_size),
         static_cast<size_t>(cfg->local_buffer_size), protocol,
-        str(cfg->device_name), str(cfg->master_server_address));
+        str(cfg->device_name), str(cfg->master_server_address), engine);
     if (rc != 0) {
+      mcgo::native::DetachStore(te);
       return fail(rc < 0 ? rc : MCGO_INTERNAL_ERROR,
                   "upstream setup_real failed (see the client's log on "
                   "stderr; is the master running and the metadata server "
                   "reachable?)");
     }
+    s->engine = te;
     s->ready = true;
     return MCGO_OK;
   } catch (const std::exception &e) {
@@ -197,6 +223,21 @@ int32_t mcgo_store_setup(mcgo_store *s, const mcgo_store_config *cfg, char *errm
   } catch (...) {
     return fail(MCGO_INTERNAL_ERROR, "unknown exception");
   }
+}
+
+int32_t mcgo_store_setup(mcgo_store *s, const mcgo_store_config *cfg, char *errmsg,
+                   size_t errmsg_cap) {
+  return SetupOn(s, cfg, nullptr, errmsg, errmsg_cap);
+}
+
+int32_t mcgo_store_setup_on_engine(mcgo_store *s, const mcgo_store_config *cfg,
+                                   mcgo_te *engine, char *errmsg,
+                                   size_t errmsg_cap) {
+  if (engine == nullptr) {
+    mcgo::args::WriteMessage(errmsg, errmsg_cap, "engine is NULL");
+    return MCGO_INVALID_PARAMS;
+  }
+  return SetupOn(s, cfg, engine, errmsg, errmsg_cap);
 }
 
 int32_t mcgo_store_health_check(mcgo_store *s) {

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
 	"github.com/mooncake-go/mooncake-go/internal/fill"
 	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 )
 
 // RunConformance runs the conformance suite: every operation and error case
@@ -61,6 +64,7 @@ var conformanceTests = []struct {
 	{"CloseDuringCalls", testCloseDuringCalls},
 	{"TypedCalls", testTypedCalls},
 	{"RegisteredMemoryIsNotFreed", testRegisteredMemoryIsNotFreed},
+	{"StoreOnEngine", testStoreOnEngine},
 }
 
 func isCode(t *testing.T, err error, code mooncake.ErrorCode, msgAndArgs ...any) {
@@ -1173,4 +1177,50 @@ func testRegisteredMemoryIsNotFreed(t *testing.T, c *Cluster) {
 	assert.Equal(t, 0, mem.Registrations(), "Close ends the registrations")
 	require.NoError(t, mem.Free())
 	isCode(t, c.Open(t).RegisterMemory(mem), mooncake.ErrInvalidParams, "freed memory")
+}
+
+var enginePort atomic.Int64
+
+// testStoreOnEngine: a store opened on a transfer engine moves its bytes
+// with it and shares its registrations; the engine outlives the store.
+func testStoreOnEngine(t *testing.T, c *Cluster) {
+	base := c.Config()
+	name := "127.0.0.1"
+	if base.MetadataServer != "P2PHANDSHAKE" {
+		name = fmt.Sprintf("127.0.0.1:%d", 21000+enginePort.Add(1)+int64(os.Getpid()%500)*10)
+	}
+	e, err := transfer.Open(transfer.Config{MetadataServer: base.MetadataServer, LocalServerName: name, Protocol: base.Protocol})
+	require.NoError(t, err, "open engine")
+	defer func() { require.NoError(t, e.Close(), "close the engine after the store") }()
+
+	cfg := base
+	cfg.LocalHostname = "127.0.0.2:1" // not the engine's
+	_, err = mooncake.OpenOnEngine(cfg, e)
+	isCode(t, err, mooncake.ErrInvalidParams, "a hostname that is not the engine's")
+
+	cfg.LocalHostname, cfg.MetadataServer = "", ""
+	st, err := mooncake.OpenOnEngine(cfg, e)
+	require.NoError(t, err, "open on the engine")
+	host, err := st.Hostname()
+	require.NoError(t, err)
+	assert.Equal(t, e.SegmentName(), host, "the store's segment is the engine's")
+	assert.True(t, errors.Is(e.Close(), transfer.ErrBatchBusy), "closing the engine under the store")
+
+	// Memory registered with the engine serves the store's zero-copy calls.
+	mem, err := hostmem.Alloc(1<<20, hostmem.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, mem.Free()) }()
+	require.NoError(t, e.RegisterMemory(mem), "register with the engine")
+	fill.Fill(mem.Bytes()[:4096], 11)
+	k := Key(t, "on-engine")
+	require.NoError(t, st.PutFrom(k, mem.Addr(), 4096))
+	n, err := st.GetInto(k, mem.Addr()+8192, 4096)
+	require.NoError(t, err)
+	assert.EqualValues(t, 4096, n)
+	assert.Equal(t, mem.Bytes()[:4096], mem.Bytes()[8192:8192+4096])
+	// ... and memory registered through the store is the engine's.
+	isCode(t, st.RegisterBuffer(mem.Addr(), 4096), mooncake.ErrInvalidParams, "registered twice, through the engine and the store")
+	require.NoError(t, e.UnregisterMemory(mem))
+	require.NoError(t, st.Close())
+	require.NoError(t, e.Close(), "the engine closes once the store is gone")
 }

@@ -350,3 +350,13 @@ func (e *Engine) Notifications(dst []Notification) ([]Notification, error) {
 		}
 	}
 }
+
+func init() {
+	ctransfer.EngineOf = func(x any) (ctransfer.Engine, func(), bool) {
+		e, ok := x.(*Engine)
+		if !ok || e == nil || !e.gate.Enter() {
+			return ctransfer.Engine{}, nil, false
+		}
+		return e.h, e.gate.Leave, true
+	}
+}

@@ -157,6 +157,31 @@ int64_t SingleRead(mcgo_store *s, const char *key, size_t key_len) {
   return ops[0].result;
 }
 
+int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *engine,
+                char *errmsg, size_t errmsg_cap) {
+  WriteMessage(errmsg, errmsg_cap, "");
+  if (s == nullptr) {
+    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: store handle is NULL");
+    return MCGO_INVALID_PARAMS;
+  }
+  if (cfg == nullptr) {
+    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: config is NULL");
+    return MCGO_INVALID_PARAMS;
+  }
+  try {
+    std::string err;
+    int32_t rc = mcgo::embedded::Setup(s, *cfg, &err, engine);
+    if (rc != MCGO_OK) WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: " + err);
+    return rc;
+  } catch (const std::exception &e) {
+    WriteMessage(errmsg, errmsg_cap,
+                 std::string("mcgo_store_setup: internal error: ") + e.what());
+  } catch (...) {
+    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: internal error");
+  }
+  return MCGO_INTERNAL_ERROR;
+}
+
 }  // namespace
 
 extern "C" {
@@ -178,27 +203,17 @@ void mcgo_store_destroy(mcgo_store *s) {
 
 int32_t mcgo_store_setup(mcgo_store *s, const mcgo_store_config *cfg, char *errmsg,
                    size_t errmsg_cap) {
-  WriteMessage(errmsg, errmsg_cap, "");
-  if (s == nullptr) {
-    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: store handle is NULL");
+  return SetupOn(s, cfg, nullptr, errmsg, errmsg_cap);
+}
+
+int32_t mcgo_store_setup_on_engine(mcgo_store *s, const mcgo_store_config *cfg,
+                                   mcgo_te *engine, char *errmsg,
+                                   size_t errmsg_cap) {
+  if (engine == nullptr) {
+    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: engine is NULL");
     return MCGO_INVALID_PARAMS;
   }
-  if (cfg == nullptr) {
-    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: config is NULL");
-    return MCGO_INVALID_PARAMS;
-  }
-  try {
-    std::string err;
-    int32_t rc = mcgo::embedded::Setup(s, *cfg, &err);
-    if (rc != MCGO_OK) WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: " + err);
-    return rc;
-  } catch (const std::exception &e) {
-    WriteMessage(errmsg, errmsg_cap,
-                 std::string("mcgo_store_setup: internal error: ") + e.what());
-  } catch (...) {
-    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: internal error");
-  }
-  return MCGO_INTERNAL_ERROR;
+  return SetupOn(s, cfg, engine, errmsg, errmsg_cap);
 }
 
 int32_t mcgo_store_health_check(mcgo_store *s) {

@@ -38,7 +38,8 @@ void FailWholeSegments(std::vector<Op> *ops, const std::vector<char> &candidate)
 
 }  // namespace
 
-int32_t Setup(mcgo_store *s, const mcgo_store_config &cfg, std::string *err) {
+int32_t Setup(mcgo_store *s, const mcgo_store_config &cfg, std::string *err,
+              mcgo_te *engine) {
   std::lock_guard<std::mutex> lock(s->setup_mu);
   if (s->ready.load(std::memory_order_acquire)) {
     *err = "the store is already set up";
@@ -55,7 +56,33 @@ int32_t Setup(mcgo_store *s, const mcgo_store_config &cfg, std::string *err) {
     *err = "master_server_address is empty";
     return MCGO_INVALID_PARAMS;
   }
-  const std::string host = cfg.local_hostname ? cfg.local_hostname : "";
+  std::string host = cfg.local_hostname ? cfg.local_hostname : "";
+  std::shared_ptr<RegionSet> engine_regions;
+  if (engine != nullptr) {
+    std::string name, metadata;
+    if (!te::AttachStore(engine, &engine_regions, &name, &metadata)) {
+      *err = "the transfer engine is not usable (no transport installed?)";
+      return MCGO_INVALID_PARAMS;
+    }
+    const std::string meta = cfg.metadata_server ? cfg.metadata_server : "";
+    std::string why;
+    if (!host.empty() && host != name) {
+      why = "local_hostname \"" + host + "\" is not the engine's segment name \"" + name + "\"";
+    } else if (!meta.empty() && meta != metadata) {
+      why = "metadata_server \"" + meta + "\" is not the engine's \"" + metadata + "\"";
+    }
+    if (!why.empty()) {
+      te::DetachStore(engine);
+      *err = why;
+      return MCGO_INVALID_PARAMS;
+    }
+    host = name;
+  }
+  // Every refusal below must let go of the engine again.
+  struct Detach {
+    mcgo_te *e;
+    ~Detach() { te::DetachStore(e); }
+  } detach{engine};
   if (host.empty()) {
     *err = "local_hostname is empty";
     return MCGO_INVALID_PARAMS;
@@ -108,12 +135,21 @@ int32_t Setup(mcgo_store *s, const mcgo_store_config &cfg, std::string *err) {
     unmap();
     return rc;
   }
+  if (engine_regions) {
+    // The engine's registrations are the store's; the local buffer is one
+    // of them, as the real client registers it with its engine.
+    s->regions = engine_regions;
+    if (local != nullptr) s->regions->Add(reinterpret_cast<uintptr_t>(local), local_size);
+    s->engine = engine;
+    detach.e = nullptr;  // kept until Teardown
+  } else {
+    s->regions->SetLocalBuffer(reinterpret_cast<uintptr_t>(local), local_size);
+  }
   s->cluster = std::move(cluster);
   s->hostname = std::move(name);
   s->segment_id = segment_id;
   s->local_buffer = local;
   s->local_buffer_size = local_size;
-  s->regions->SetLocalBuffer(reinterpret_cast<uintptr_t>(local), local_size);
   s->ready.store(true, std::memory_order_release);
   return MCGO_OK;
 }
@@ -126,6 +162,13 @@ void Teardown(mcgo_store *s) noexcept {
   } catch (...) {
   }
   Cluster::Leave(&s->cluster);
+  if (s->engine != nullptr) {
+    if (s->local_buffer != nullptr) {
+      s->regions->Remove(reinterpret_cast<uintptr_t>(s->local_buffer));
+    }
+    te::DetachStore(s->engine);
+    s->engine = nullptr;
+  }
   if (s->local_buffer != nullptr) {
     munmap(s->local_buffer, static_cast<size_t>(s->local_buffer_size));
     s->local_buffer = nullptr;

@@ -16,6 +16,7 @@
 #include "cluster.h"
 #include "embedded/base/regions.h"
 #include "mcgo/store.h"
+#include "embedded/transfer/engine.h"
 
 struct mcgo_store {
   std::mutex setup_mu;            // serialises mcgo_store_setup
@@ -26,6 +27,9 @@ struct mcgo_store {
   uint64_t segment_id = 0;  // 0: mounts no segment
   void *local_buffer = nullptr;
   uint64_t local_buffer_size = 0;
+  // The transfer engine the store runs on (mcgo_store_setup_on_engine), or
+  // null.
+  mcgo_te *engine = nullptr;
   // Thread safe on its own; the engine's when the store runs on one.
   std::shared_ptr<mcgo::embedded::RegionSet> regions =
       std::make_shared<mcgo::embedded::RegionSet>();
@@ -47,7 +51,9 @@ inline bool IsReady(const mcgo_store *s) {
   return s != nullptr && s->ready.load(std::memory_order_acquire);
 }
 
-int32_t Setup(mcgo_store *s, const mcgo_store_config &cfg, std::string *err);
+// engine, when not null, is the transfer engine to run on.
+int32_t Setup(mcgo_store *s, const mcgo_store_config &cfg, std::string *err,
+              mcgo_te *engine = nullptr);
 // Unmounts the client's segment and releases everything setup acquired.
 void Teardown(mcgo_store *s) noexcept;
 

@@ -186,6 +186,10 @@ void Workers::Stop() noexcept {
 bool AttachStore(mcgo_te *e, std::shared_ptr<RegionSet> *regions,
                  std::string *segment_name, std::string *metadata) {
   if (e == nullptr || !e->core) return false;
+  {
+    std::lock_guard<std::mutex> lock(e->transport_mu);
+    if (e->transports.empty()) return false;
+  }
   e->stores.fetch_add(1, std::memory_order_acq_rel);
   *regions = e->core->regions();
   *segment_name = e->core->name();

@@ -18,6 +18,7 @@
 #define MCGO_STORE_H_
 
 #include "mcgo/common.h"
+#include "mcgo/transfer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,6 +64,16 @@ void mcgo_store_destroy(mcgo_store *s);
  * NULL). Calling setup twice returns MCGO_INVALID_PARAMS. */
 int32_t mcgo_store_setup(mcgo_store *s, const mcgo_store_config *cfg, char *errmsg,
                    size_t errmsg_cap);
+/* mcgo_store_setup on an existing transfer engine, as upstream's RealClient
+ * setup that takes a TransferEngine: the store moves its bytes with that
+ * engine and shares its registrations and RPC port, so one process has one
+ * engine. cfg->local_hostname must be "" or the engine's segment name,
+ * cfg->metadata_server "" or the engine's metadata string, and the engine
+ * must have a transport installed (MCGO_INVALID_PARAMS otherwise). While
+ * the store is set up, mcgo_te_destroy refuses to destroy the engine. */
+int32_t mcgo_store_setup_on_engine(mcgo_store *s, const mcgo_store_config *cfg,
+                                   mcgo_te *engine, char *errmsg,
+                                   size_t errmsg_cap);
 /* 0 when the client is set up and its master answers; MCGO_INVALID_PARAMS
  * when it is not set up; MCGO_RPC_FAIL when the master does not answer. */
 int32_t mcgo_store_health_check(mcgo_store *s);

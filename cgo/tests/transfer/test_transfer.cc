@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "check.h"
+#include "mcgo/store.h"
 #include "mcgo/transfer.h"
 
 namespace {
@@ -395,6 +396,36 @@ TEST(ConcurrentBatches) {
     });
   }
   for (auto &t : th) t.join();
+}
+
+TEST(StoreOnEngine) {
+  const std::string meta = UniqueMeta();
+  auto e = std::make_unique<Engine>(meta, "127.0.0.1:5");
+  mcgo_store *s = nullptr;
+  CHECK_EQ(mcgo_store_create(&s), 0);
+  mcgo_store_config c{};
+  c.protocol = "tcp";
+  c.master_server_address = "on-engine-test:1";
+  c.local_buffer_size = 1 << 20;
+  c.global_segment_size = 16 << 20;
+  char err[256];
+  c.local_hostname = "127.0.0.1:6";
+  CHECK_EQ(mcgo_store_setup_on_engine(s, &c, *e, err, sizeof err), MCGO_INVALID_PARAMS);
+  c.local_hostname = "";
+  CHECK_EQ(mcgo_store_setup_on_engine(s, &c, nullptr, err, sizeof err), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_store_setup_on_engine(s, &c, *e, err, sizeof err), 0);
+  char host[64];
+  CHECK_EQ(mcgo_store_hostname(s, host, sizeof host, nullptr), 0);
+  CHECK_EQ(std::string(host), "127.0.0.1:5");
+  // One set of registrations.
+  std::vector<uint8_t> m(8192);
+  CHECK_EQ(mcgo_te_register(*e, A(m), m.size(), "", 1), 0);
+  CHECK_EQ(mcgo_store_register_buffer(s, A(m), 4096), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_store_put_from(s, "k", 1, A(m), 4096, mcgo_replicate_config{1, 0, 0, 0, 0, nullptr, 0}), 0);
+  CHECK_EQ(mcgo_te_destroy(*e), MCGO_TE_ERR_BATCH_BUSY);  // the store runs on it
+  mcgo_store_destroy(s);
+  CHECK_EQ(mcgo_te_unregister(*e, A(m)), 0);
+  e.reset();  // now it goes
 }
 
 MCGO_TEST_MAIN()

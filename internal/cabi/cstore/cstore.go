@@ -7,6 +7,9 @@ package cstore
 #include <stdlib.h>
 #include "mcgo/store.h"
 
+#cgo noescape mcgo_store_setup_on_engine
+#cgo nocallback mcgo_store_setup_on_engine
+
 // None of these functions keeps a pointer or calls back into Go.
 #cgo noescape mcgo_store_setup
 #cgo nocallback mcgo_store_setup
@@ -76,7 +79,9 @@ func (c Client) Destroy() { C.mcgo_store_destroy(c.p) }
 
 // Setup connects the client. On failure it returns the code and the
 // engine's message.
-func (c Client) Setup(cfg *Config) (int32, string) {
+func (c Client) Setup(cfg *Config) (int32, string) { return c.setup(cfg, nil) }
+
+func (c Client) setup(cfg *Config, engine unsafe.Pointer) (int32, string) {
 	strs := [...]string{cfg.LocalHostname, cfg.MetadataServer, cfg.Protocol, cfg.DeviceName, cfg.MasterServerAddress}
 	var cs [len(strs)]*C.char
 	for i, s := range strs {
@@ -97,11 +102,21 @@ func (c Client) Setup(cfg *Config) (int32, string) {
 		master_server_address: cs[4],
 	}
 	var msg [512]byte
-	rc := int32(C.mcgo_store_setup(c.p, &cc, (*C.char)(unsafe.Pointer(&msg[0])), C.size_t(len(msg))))
+	var rc int32
+	if engine != nil {
+		rc = int32(C.mcgo_store_setup_on_engine(c.p, &cc, (*C.mcgo_te)(engine), (*C.char)(unsafe.Pointer(&msg[0])), C.size_t(len(msg))))
+	} else {
+		rc = int32(C.mcgo_store_setup(c.p, &cc, (*C.char)(unsafe.Pointer(&msg[0])), C.size_t(len(msg))))
+	}
 	if rc == 0 {
 		return 0, ""
 	}
 	return rc, cabi.TrimNUL(msg[:])
+}
+
+// SetupOnEngine is Setup on an existing transfer engine (its C handle).
+func (c Client) SetupOnEngine(cfg *Config, engine unsafe.Pointer) (int32, string) {
+	return c.setup(cfg, engine)
 }
 
 // HealthCheck returns 0 when the client is set up and its master answers.

@@ -3,6 +3,8 @@
 package cstore
 
 import (
+	"unsafe"
+
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
@@ -17,9 +19,12 @@ type Client struct{ _ uintptr }
 // Keys is a packed key list, the form every batch call takes.
 type Keys = hostmem.Keys
 
-func Create() (Client, int32)                                         { return Client{}, cabi.CodeNoCgo }
-func (c Client) Destroy()                                             {}
-func (c Client) Setup(*Config) (int32, string)                        { return cabi.CodeNoCgo, "built without cgo" }
+func Create() (Client, int32)                  { return Client{}, cabi.CodeNoCgo }
+func (c Client) Destroy()                      {}
+func (c Client) Setup(*Config) (int32, string) { return cabi.CodeNoCgo, "built without cgo" }
+func (c Client) SetupOnEngine(*Config, unsafe.Pointer) (int32, string) {
+	return cabi.CodeNoCgo, "built without cgo"
+}
 func (c Client) HealthCheck() int32                                   { return cabi.CodeNoCgo }
 func (c Client) Hostname() (string, int32)                            { return "", cabi.CodeNoCgo }
 func (c Client) RegisterBuffer(uintptr, uint64) int32                 { return cabi.CodeNoCgo }

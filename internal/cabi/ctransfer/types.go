@@ -10,3 +10,9 @@ type Config struct {
 	Host            string
 	RPCPort         uint32
 }
+
+// EngineOf returns the C engine behind a *transfer.Engine, admitted through
+// its gate (release must be called), or ok false when e is not an open
+// engine. Package transfer sets it, so that package mooncake can open a
+// store on an engine without the engine's handle being public API.
+var EngineOf func(e any) (h Engine, release func(), ok bool)
