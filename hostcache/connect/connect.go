@@ -3,7 +3,8 @@
 // precedence by hostcache.LoadStoreConfig) into a mooncake.Config for one
 // rank, the way SGLang's MooncakeStore calls setup(). It is the one place
 // that imports both hostcache (pure Go) and mooncake (cgo), so hostcache
-// stays buildable without cgo.
+// stays buildable without cgo. It also turns a push plan (hostcache.Peer)
+// into transfer requests.
 //
 //	sc, err := hostcache.LoadStoreConfig(extraConfig)
 //	st, err := connect.Open(sc, connect.Rank{TP: rank, TPSize: tp})
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mooncake-go/mooncake-go/hostcache"
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 )
 
 // Rank is the parallel position of the process opening the store.
@@ -70,4 +72,13 @@ func Open(sc hostcache.StoreConfig, r Rank) (*mooncake.Store, error) {
 		return nil, err
 	}
 	return mooncake.Open(cfg)
+}
+
+// AppendRequests appends one transfer request per copy of a push plan
+// (hostcache.Peer.AppendPush) to dst: writes into segment seg, the peer's.
+func AppendRequests(dst []transfer.Request, seg transfer.SegmentID, copies []hostcache.Copy) []transfer.Request {
+	for _, c := range copies {
+		dst = append(dst, transfer.Request{Op: transfer.Write, Segment: seg, Local: c.Local, Remote: c.Remote, Length: c.Length})
+	}
+	return dst
 }
