@@ -1,6 +1,7 @@
 # mooncake-go — the entry points everyone uses.
 #
-#   make demo    the main job on the embedded engine (nothing to install)
+#   make demo    the main job on the embedded engine (nothing to install):
+#                the store demo, then prefill -> decode over the transfer engine
 #   make test    every test: Go (plain, -race, cgocheck2, CGO_ENABLED=0),
 #                fuzz seeds, and the C++ engine under ASan/UBSan and TSan
 #   make deps    what make test needs beyond Go, gcc/g++ and make: cmake;
@@ -15,7 +16,8 @@
 #   make test-native MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=<dir with mooncake/>]
 #                    conformance + hostcache end-to-end + Python interop
 #                    on a loopback cluster
-#   make demo-native MOONCAKE_PREFIX=...   the demo on a loopback cluster
+#   make demo-native MOONCAKE_PREFIX=...   the demos on a loopback cluster
+#                    (prefill -> decode between two processes over TCP)
 
 GO        ?= go
 BUILD     ?= build
@@ -38,6 +40,7 @@ all: test
 
 demo:
 	$(GO) run ./cmd/mooncake-demo $(DEMO_ARGS)
+	$(GO) run ./cmd/mooncake-pd
 
 test: deps lint go-test go-test-nocgo go-test-race go-test-cgocheck2 cpp-test
 	@echo "make test: all passed"
@@ -133,10 +136,12 @@ native: require-mooncake
 # a time (-p 1) so that the capacity tests own the cluster.
 test-native: native
 	$(NATIVE_ENV) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- \
-	  $(GO) test -count=1 -p 1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./internal/codes/... ./mooncake/... ./hostcache/... ./interop/...
+	  $(GO) test -count=1 -p 1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./internal/codes/... ./mooncake/... ./hostcache/... ./interop/... ./cmd/mooncake-pd/...
 
 demo-native: native
 	$(NATIVE_ENV) $(CLUSTER) -- $(GO) run -tags mooncake_native ./cmd/mooncake-demo $(DEMO_ARGS)
+	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BUILD)/mooncake-pd ./cmd/mooncake-pd
+	$(NATIVE_ENV) $(CLUSTER) -- $(BUILD)/mooncake-pd -processes 2
 
 # ---- benchmarks against upstream's Python client -------------------------------
 #

@@ -153,6 +153,17 @@ func (p *Peer) AppendPush(dst []Copy, localIndices, remoteIndices []int64) ([]Co
 	return p.pushMeta(dst, localIndices, remoteIndices)
 }
 
+// AppendPushPerBuffer is AppendPush without coalescing: one copy per page
+// buffer (per entry of the page meta), as a caller that sends the meta as
+// it is would. It is the baseline the coalesced plan is measured against.
+func (p *Peer) AppendPushPerBuffer(dst []Copy, localIndices, remoteIndices []int64) ([]Copy, error) {
+	if len(localIndices) != len(remoteIndices) {
+		return dst, &IndexError{Pool: p.local.String(), Page: -1, Count: len(remoteIndices),
+			Reason: fmt.Sprintf("%d local and %d remote indices", len(localIndices), len(remoteIndices))}
+	}
+	return p.pushMetaEach(dst, localIndices, remoteIndices, false)
+}
+
 // pushPlan walks the pool's plan: entry j of component c on page row r is
 // at base + r*pageStride + j*repStride, on both sides. Pages whose rows
 // follow each other on both sides form a run; in a component whose pages
@@ -233,6 +244,10 @@ func checkPushIndices(h *HostPool, idx []int64) error {
 // side's computed on the local pool and translated), coalesced per entry
 // position across pages.
 func (p *Peer) pushMeta(dst []Copy, li, ri []int64) ([]Copy, error) {
+	return p.pushMetaEach(dst, li, ri, true)
+}
+
+func (p *Peer) pushMetaEach(dst []Copy, li, ri []int64, coalesce bool) ([]Copy, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var err error
@@ -261,7 +276,7 @@ func (p *Peer) pushMeta(dst []Copy, li, ri []int64) ([]Copy, error) {
 				return dst[:start], fmt.Errorf("%w: entry %d of page %d is outside the pool's buffers", ErrPeerMismatch, j, pg)
 			}
 			la, ra := p.la[e], b.remote+uint64(p.ra[e]-b.local)
-			if cur.Length > 0 && la == cur.Local+uintptr(cur.Length) && ra == cur.Remote+cur.Length {
+			if coalesce && cur.Length > 0 && la == cur.Local+uintptr(cur.Length) && ra == cur.Remote+cur.Length {
 				cur.Length += size
 				continue
 			}

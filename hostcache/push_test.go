@@ -141,6 +141,9 @@ func TestPushCoalesces(t *testing.T) {
 	copies, err = peer.AppendPush(copies[:0], ht.TokenIndices(rows, 1), ht.TokenIndices(shifted, 1))
 	require.NoError(t, err)
 	assert.Len(t, copies, 61*3)
+	per, err := peer.AppendPushPerBuffer(nil, ht.TokenIndices(rows, 1), ht.TokenIndices(shifted, 1))
+	require.NoError(t, err)
+	assert.Len(t, per, 128*61, "one copy per page buffer")
 	li, ri := ht.TokenIndices(rows, 1), ht.TokenIndices(shifted, 1)
 	assert.Zero(t, testing.AllocsPerRun(10, func() {
 		copies, _ = peer.AppendPush(copies[:0], li, ri)

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
+)
+
+// TestMain lets the test binary be the decode child of -processes 2.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestTwoProcesses: prefill in this process, decode in a child, over the
+// native engine (make test-native).
+func TestTwoProcesses(t *testing.T) {
+	if transfer.Backend() != "native" {
+		t.Skip("two processes need the native engine (make test-native)")
+	}
+	for _, meta := range []string{os.Getenv("MCGO_TEST_METADATA"), "P2PHANDSHAKE"} {
+		o, err := parse([]string{"-processes", "2", "-metadata", meta}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		var out bytes.Buffer
+		err = run(ctx, o, &out)
+		cancel()
+		if err != nil || !strings.Contains(out.String(), "decode: verified 128 pages") {
+			t.Fatalf("%s: %v\n%s", meta, err, out.String())
+		}
+		t.Logf("%s:\n%s", meta, out.String())
+	}
+}
+
+func TestPushAndVerify(t *testing.T) {
+	if transfer.Backend() != "embedded" {
+		t.Skip("the in-process run of the default build")
+	}
+	o, err := parse([]string{"-pages", "16", "-layers", "5", "-seed", "7"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	if err := run(ctx, o, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"16 pages in 5 requests", "notification sent", "decode: verified 16 pages", "one request per buffer: 80 requests"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	for _, args := range [][]string{{"-pages", "0"}, {"-layers", "-1"}, {"-processes", "3"}, {"stray"}, {"-pages", "70000"}} {
+		if _, err := parse(args, io.Discard); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+	if transfer.Backend() == "embedded" {
+		if _, err := parse([]string{"-processes", "2"}, io.Discard); err == nil {
+			t.Error("two processes accepted on the embedded engine")
+		}
+	}
+}
