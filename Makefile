@@ -186,3 +186,27 @@ bench-python: require-mooncake
 	@mkdir -p $(dir $(BENCH_PLAN))
 	CGO_ENABLED=0 $(GO) run ./cmd/mcbench -list $(BENCH_ARGS) >$(BENCH_PLAN)
 	$(NATIVE_ENV) $(BENCH_PYENV) $(CLUSTER) -- $(PYTHON) scripts/bench_python.py --plan $(BENCH_PLAN)
+
+# ---- transfer engine against upstream's transfer_engine_bench ------------------
+#
+#   make bench-te-compare MOONCAKE_PREFIX=... [TE_ARGS="-blocks 65536 -rounds 3 -duration 5"]
+#       on a loopback cluster (HTTP metadata), `mcbench te` (native) and
+#       upstream's transfer_engine_bench (from the build tree) run the same
+#       cases in paired, alternating rounds, each initiator against its own
+#       target; writes docs/benchmarks-te.{md,svg}, the runs in build/bench-te/.
+#       Each case's A/A range comes from TE_NOISE (default: the latest
+#       build/bench-te/*-aa/runs.json, so run bench-te-aa first).
+#   make bench-te-aa MOONCAKE_PREFIX=... [TE_ARGS=...]
+#       the binding against itself: the noise floor, docs/benchmarks-te-aa.md.
+
+.PHONY: bench-te-compare bench-te-aa
+TE_ARGS  ?=
+TE_NOISE ?= $(lastword $(sort $(wildcard $(BUILD)/bench-te/*-aa/runs.json)))
+TE_BENCH := $(MOONCAKE_PREFIX)/build/mooncake-transfer-engine/example/transfer_engine_bench
+
+bench-te-compare bench-te-aa: native
+	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BENCH_BIN) ./cmd/mcbench
+	@test "$@" = bench-te-aa || test -x "$(TE_BENCH)" || { echo "no $(TE_BENCH) (upstream built without its examples?)"; exit 1; }
+	$(NATIVE_ENV) $(CLUSTER) -- $(BENCH_BIN) te-compare -self $(BENCH_BIN) \
+	  $(if $(filter bench-te-aa,$@),-aa,-upstream $(TE_BENCH) $(if $(TE_NOISE),-noise $(TE_NOISE))) \
+	  -command "make $@ MOONCAKE_PREFIX=$(MOONCAKE_PREFIX)$(if $(TE_ARGS), TE_ARGS='$(TE_ARGS)')" $(TE_ARGS)

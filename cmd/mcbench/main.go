@@ -21,6 +21,8 @@
 //	mcbench -plan plan [flags]       run a plan file (only cluster and output flags beside it)
 //	mcbench compare [flags]          medians over runs, Go/Python table, summary, chart (see mcbench compare -h)
 //	mcbench drive [flags] -- FLAGS   Go and Python clients side by side, case by case (make bench-compare)
+//	mcbench te [flags]               upstream transfer_engine_bench's initiator/target through the binding
+//	mcbench te-compare [flags]       mcbench te against transfer_engine_bench, paired runs (make bench-te-compare)
 //
 // Against a live cluster (native build, make native):
 //
@@ -62,6 +64,10 @@ func main() {
 		err = runCompare(os.Args[2:], os.Stdout)
 	case len(os.Args) > 1 && os.Args[1] == "drive":
 		err = runDrive(os.Args[2:], os.Stdout, os.Stderr)
+	case len(os.Args) > 1 && os.Args[1] == "te":
+		err = runTE(os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
+	case len(os.Args) > 1 && os.Args[1] == "te-compare":
+		err = runTECompare(os.Args[2:], os.Stdout, os.Stderr)
 	default:
 		err = run(os.Args[1:], os.Stdout, os.Stderr)
 	}
@@ -113,7 +119,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("mcbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: mcbench [flags]   |   mcbench compare [flags]   |   mcbench drive [flags] -- [flags]\n\n"+
+		fmt.Fprintf(stderr, "usage: mcbench [flags]   |   mcbench compare|drive|te|te-compare [flags]\n\n"+
 			"Benchmarks the Go binding with upstream store_kv_bench's scenarios and the HiCache workloads.\n"+
 			"Runs on the embedded engine unless -master is given (native build).\n\nflags:\n")
 		fs.PrintDefaults()

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mooncake-go/mooncake-go/internal/benchplan"
 )
@@ -361,5 +362,44 @@ func TestNum(t *testing.T) {
 		if got := Num(tc.v); got != tc.want {
 			t.Errorf("Num(%v) = %s, want %s", tc.v, got, tc.want)
 		}
+	}
+}
+
+func TestCompareTE(t *testing.T) {
+	runs := []TERun{
+		{Client: "go", Op: "read", Block: 4096, Batch: 128, Threads: 1, Round: 0, MBps: 100, LatencyUS: [2]int{10, 20}},
+		{Client: "upstream", Op: "read", Block: 4096, Batch: 128, Threads: 1, Round: 0, MBps: 50, LatencyUS: [2]int{20, 40}},
+		{Client: "go", Op: "read", Block: 4096, Batch: 128, Threads: 1, Round: 1, MBps: 100, LatencyUS: [2]int{10, 20}},
+		{Client: "upstream", Op: "read", Block: 4096, Batch: 128, Threads: 1, Round: 1, MBps: 200, LatencyUS: [2]int{20, 40}},
+		// unpaired: no row
+		{Client: "go", Op: "write", Block: 1 << 20, Batch: 128, Threads: 1, Round: 0, MBps: 100},
+		// a failed-looking run (0 MB/s) is not paired
+		{Client: "go", Op: "read", Block: 1 << 20, Batch: 8, Threads: 2, Round: 0, MBps: 0},
+		{Client: "upstream", Op: "read", Block: 1 << 20, Batch: 8, Threads: 2, Round: 0, MBps: 10},
+	}
+	rows := CompareTE(runs, "go", "upstream")
+	if len(rows) != 1 {
+		t.Fatalf("rows %+v", rows)
+	}
+	r := rows[0]
+	// ratios 2 and 0.5: geometric mean 1
+	if math.Abs(r.Ratio-1) > 1e-9 || r.Lo != 0.5 || r.Hi != 2 || r.Rounds != 2 || r.A != 100 || r.B != 125 || r.P50A != 10 || r.P99B != 40 {
+		t.Errorf("row %+v", r)
+	}
+	md := TEMarkdown(rows, []TERow{{Op: "read", Block: 4096, Batch: 128, Threads: 1, Lo: 0.9, Hi: 1.1}}, "cmd", time.Unix(0, 0), false)
+	for _, want := range []string{"| `read 4 KiB x128 t1` | 100.0 | 125.0 | 1.00× | 0.50×–2.00× | 0.90×–1.10× | 10 | 20 | ≥ 0.90×: met |", "Targets met in 1 of 1"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if TETarget(64<<10) != 0.97 || TETarget(4096) != 0.90 {
+		t.Error("targets")
+	}
+	svg := filepath.Join(t.TempDir(), "te.svg")
+	if err := WriteTEChart(svg, rows, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("chart: %v", err)
 	}
 }

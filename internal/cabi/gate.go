@@ -11,6 +11,11 @@ import (
 type Gate struct {
 	mu     sync.RWMutex
 	closed bool
+	// NoYield, set before the first call, turns off the yield of Leave:
+	// for handles whose calls are short (the transfer engine's), a yield
+	// is not free: with an idle P, Gosched wakes another thread (futex),
+	// which finds nothing to run and sleeps again (docs/transfer-engine.md).
+	NoYield bool
 }
 
 // Enter admits one call. It returns false (and the caller reports its
@@ -31,7 +36,7 @@ func (g *Gate) Enter() bool {
 // upstream threads the call waits for (docs/benchmarks.md measures it).
 func (g *Gate) Leave() {
 	g.mu.RUnlock()
-	if YieldAfterCalls {
+	if YieldAfterCalls && !g.NoYield {
 		runtime.Gosched()
 	}
 }

@@ -3,7 +3,6 @@ package transfer
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"time"
 	"unsafe"
 
@@ -114,8 +113,12 @@ var (
 	_ [32]byte = [unsafe.Sizeof(Summary{})]byte{}
 )
 
-// spinFor is how long Wait polls without sleeping.
-const spinFor = 200 * time.Microsecond
+// spinFor is how long Wait polls without sleeping; it reads the clock once
+// per spinCheck polls.
+const (
+	spinFor   = time.Millisecond
+	spinCheck = 32
+)
 
 // MaxBatch is the largest batch capacity.
 const MaxBatch = 1 << 20
@@ -258,10 +261,10 @@ func (b *Batch) Status(tasks []TaskStatus) (Summary, error) {
 	return sum, codeErr(OpStatus, "", rc)
 }
 
-// Wait polls the batch (one call per poll: yielding for the first 200 µs,
-// then sleeping longer and longer, up to 1 ms) until no task is in flight,
-// and returns
-// its summary; an error wrapping ErrTaskFailed when a task failed.
+// Wait polls the batch (one call per poll: spinning for the first 1 ms,
+// then sleeping longer and longer, at most 1/32 of the time waited so far
+// and 1 ms) until no task is in flight, and returns its summary; an error
+// wrapping ErrTaskFailed when a task failed.
 //
 // The engine cannot cancel a transfer, so Wait never returns while one may
 // still read or write the batch's memory: when ctx is done first, Wait goes
@@ -282,8 +285,9 @@ func (b *Batch) WaitOrLeave(ctx context.Context) (Summary, error) { return b.wai
 func (b *Batch) wait(ctx context.Context, leave bool) (Summary, error) {
 	var ctxErr error
 	done := ctx.Done()
+	var start time.Time
 	sleep := time.Duration(0)
-	var spinUntil time.Time
+	spinning := true
 	for polls := 0; ; polls++ {
 		sum, err := b.Status(nil)
 		if err != nil {
@@ -302,17 +306,28 @@ func (b *Batch) wait(ctx context.Context, leave bool) (Summary, error) {
 			default:
 			}
 		}
-		// Spin (yielding) for the first spinFor, where small transfers end,
-		// then sleep longer and longer: a sleep costs tens of microseconds
-		// of wake-up on its own, a spin a core.
 		if polls == 0 {
-			spinUntil = time.Now().Add(spinFor)
+			start = time.Now()
 		}
-		if polls < 8 || time.Now().Before(spinUntil) {
-			runtime.Gosched()
-			continue
+		// Spin for the first spinFor, where small transfers end, giving
+		// the CPU to other threads between polls (sched_yield): on a busy
+		// machine the threads that do the transfer get it, on an idle one
+		// the yield returns at once. Not runtime.Gosched: with an idle P
+		// it wakes another thread for nothing (docs/transfer-engine.md).
+		// The clock is read every spinCheck polls. Then sleep, longer and
+		// longer but at most 1/32 of the time waited: a sleep wakes late
+		// by tens of microseconds, and the bound keeps that lateness a few
+		// percent of the transfer.
+		if spinning {
+			osYield()
+			if polls%spinCheck != spinCheck-1 {
+				continue
+			}
+			if spinning = time.Since(start) < spinFor; spinning {
+				continue
+			}
 		}
-		sleep = min(max(2*sleep, 10*time.Microsecond), time.Millisecond)
+		sleep = min(max(2*sleep, 10*time.Microsecond), max(time.Since(start)/32, 10*time.Microsecond), time.Millisecond)
 		time.Sleep(sleep)
 	}
 }

@@ -92,6 +92,7 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, e
 	}
 	e := &Engine{h: h, cfg: cfg}
+	e.gate.NoYield = true // the engine's calls are short; Wait has its own schedule
 	name, rc := h.SegmentName()
 	if rc == 0 && protocol != "none" {
 		rc = h.InstallTransport(protocol, cfg.DeviceNames, cfg.NICPriorityMatrix)

@@ -116,6 +116,57 @@ func BenchmarkTransfer(b *testing.B) {
 	}
 }
 
+// BenchmarkLarge compares the engine with memcpy on the same bytes: each op
+// moves 16 requests of 4 MiB in one batch (Transfer), or copies the same 16
+// blocks with copy() (the runtime's memmove), cycling through 256 MiB on
+// both sides so that neither runs from the cache. MB/s of the two is the
+// issue's "80% of memcpy" target for the embedded engine.
+func BenchmarkLarge(b *testing.B) {
+	const block, n, region = 4 << 20, 16, 256 << 20
+	env := transfertest.NewEnv(b)
+	x, y := env.Open(b), env.Open(b)
+	mx, my := transfertest.Memory(b, x, region), transfertest.Memory(b, y, region)
+	src, dst := mx.Bytes(), my.Bytes()
+	for i := range src {
+		src[i] = byte(i)
+	}
+	clear(dst)
+	seg, err := x.OpenSegment(y.SegmentName())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rounds := region / (block * n)
+	batches := make([][]transfer.Request, rounds)
+	for r := range batches {
+		for i := 0; i < n; i++ {
+			off := uint64((r*n + i) * block)
+			batches[r] = append(batches[r], transfer.Request{Op: transfer.Write, Segment: seg.ID(),
+				Local: mx.Addr() + uintptr(off), Remote: uint64(my.Addr()) + off, Length: block})
+		}
+	}
+	b.Run("engine-16x4MiB", func(b *testing.B) {
+		ctx := context.Background()
+		b.SetBytes(block * n)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := x.Transfer(ctx, batches[i%rounds]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("memcpy-16x4MiB", func(b *testing.B) {
+		b.SetBytes(block * n)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			r := i % rounds
+			for j := 0; j < n; j++ {
+				off := (r*n + j) * block
+				copy(dst[off:off+block], src[off:off+block])
+			}
+		}
+	})
+}
+
 func byteName(n uint64) string {
 	if n >= 1<<10 {
 		return itoa(n>>10) + "KiB"
