@@ -137,6 +137,7 @@ native: require-mooncake
 test-native: native
 	$(NATIVE_ENV) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- \
 	  $(GO) test -count=1 -p 1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./internal/codes/... ./mooncake/... ./hostcache/... ./interop/... ./cmd/mooncake-pd/...
+	$(NATIVE_ENV) $(CLUSTER) -- $(GO) test -count=1 -tags mooncake_native -run '^TestTE' $(NATIVE_TEST_FLAGS) ./cmd/mcbench/
 
 demo-native: native
 	$(NATIVE_ENV) $(CLUSTER) -- $(GO) run -tags mooncake_native ./cmd/mooncake-demo $(DEMO_ARGS)

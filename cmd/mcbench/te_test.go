@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
+	"github.com/mooncake-go/mooncake-go/mooncake/transfer/transfertest"
 )
 
 // TestTERun runs `mcbench te` as target and initiator on one engine
@@ -16,12 +16,7 @@ import (
 // metadata server with the native one), and parses what it prints as
 // te-compare does.
 func TestTERun(t *testing.T) {
-	meta := "embedded-te-test"
-	if transfer.Backend() == "native" {
-		if meta = os.Getenv("MCGO_TEST_METADATA"); meta == "" {
-			t.Skip("native engine: set MCGO_TEST_METADATA")
-		}
-	}
+	meta := transfertest.NewEnv(t).Metadata // the cluster's with the native engine
 	for _, op := range []string{"read", "write"} {
 		t.Run(op, func(t *testing.T) {
 			tname, iname := nextName(), nextName()

@@ -56,10 +56,17 @@ func chartStyle(size float64, c color.Color) draw.TextStyle {
 // (green: target met, red: missed, grey: reference rows) with the target
 // marked, and both clients' keys/s on a log10 axis.
 func WriteChart(path string, rows []Row, m Meta) error {
-	w, err := Chart(rows, m, strings.TrimPrefix(filepath.Ext(path), "."))
+	w, err := Chart(rows, m, chartFormat(path))
 	if err != nil {
 		return err
 	}
+	return writeFile(path, w)
+}
+
+// chartFormat is the format path's extension names ("svg", "png").
+func chartFormat(path string) string { return strings.TrimPrefix(filepath.Ext(path), ".") }
+
+func writeFile(path string, w io.WriterTo) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

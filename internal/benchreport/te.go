@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -142,7 +141,7 @@ func TEMarkdown(rows, noise []TERow, command string, when time.Time, aa bool) st
 	b.WriteString("geometric mean of the paired per-round ratios, \"range\" their smallest and largest; p50/p99\n")
 	b.WriteString("are the binding's per-batch latencies (submit to every request done), medians over the rounds\n")
 	b.WriteString("(upstream's tool prints none). A case is ")
-	b.WriteString("`op block xbatch tthreads`.\n\n")
+	b.WriteString("`op block xbatch tthreads`. Why the ratios are what they are: [transfer-engine.md](transfer-engine.md).\n\n")
 	// upstream's tool prints no latencies: its side has none to show
 	if aa {
 		b.WriteString("| case | A MB/s | B MB/s | A/B | range | p50 µs A / B | p99 µs A / B |\n|---|---:|---:|---:|---|---:|---:|\n")
@@ -227,24 +226,9 @@ func WriteTEChart(path string, rows []TERow, title string) error {
 	p.NominalX(names...)
 	p.Y.Min = 0
 	w := vg.Length(max(6, len(rows))) * vg.Inch * 0.9
-	wt, err := p.WriterTo(w, 4*vg.Inch, strings.TrimPrefix(extOf(path), "."))
+	wt, err := p.WriterTo(w, 4*vg.Inch, chartFormat(path))
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := wt.WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func extOf(path string) string {
-	if i := strings.LastIndexByte(path, '.'); i >= 0 {
-		return path[i:]
-	}
-	return ".svg"
+	return writeFile(path, wt)
 }
