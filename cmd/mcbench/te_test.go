@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -16,6 +17,14 @@ import (
 // metadata server with the native one), and parses what it prints as
 // te-compare does.
 func TestTERun(t *testing.T) {
+	if b := transfer.Backend(); b != "embedded" && b != "native" {
+		// Without cgo there is no engine: the command says so.
+		err := runTE([]string{"-metadata_server", "P2PHANDSHAKE"}, nil, io.Discard, io.Discard)
+		if !errors.Is(err, transfer.ErrNoCgo) {
+			t.Fatalf("mcbench te without cgo: %v, want ErrNoCgo", err)
+		}
+		return
+	}
 	meta := transfertest.NewEnv(t).Metadata // the cluster's with the native engine
 	for _, op := range []string{"read", "write"} {
 		t.Run(op, func(t *testing.T) {
