@@ -78,7 +78,7 @@ type registration struct {
 
 // NewBackend validates opts and returns a backend over store.
 func NewBackend(store Store, opts Options) (*Backend, error) {
-	if store == nil {
+	if isNil(store) {
 		return nil, &ConfigError{What: "backend", Field: "store", Reason: "nil store"}
 	}
 	if opts.TPSize == 0 {
@@ -137,7 +137,7 @@ func (b *Backend) SplitFactor() int {
 // IterHostPoolBuffers with the store. A group registers its anchor's
 // buffers only; use RegisterPoolGroup to register its side pools too.
 func (b *Backend) RegisterPool(pool Pool) error {
-	if pool == nil {
+	if isNilPool(pool) {
 		return &ConfigError{What: "backend", Field: "pool", Reason: "nil pool"}
 	}
 	b.mu.Lock()
@@ -193,7 +193,7 @@ func (b *Backend) RegisterPoolV2(name PoolName, pool Pool) error {
 	if name == PoolKV {
 		return nil
 	}
-	if pool == nil {
+	if isNilPool(pool) {
 		return &PoolError{Name: name, Reason: "nil pool", Err: ErrInvalidConfig}
 	}
 	b.mu.Lock()

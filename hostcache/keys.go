@@ -214,11 +214,16 @@ func (s *KeyScheme) v2Suffixes(name PoolName, pool Pool) ([]string, bool, error)
 // (page-major, suffix-minor). It reuses k's buffers, so building keys of the
 // same shape again does not allocate. The result is bytes, not strings:
 // the next Build rewrites them in place (copy a key with k.String to keep
-// it).
+// it). No suffixes means one key per page, without a suffix (not no keys).
 func (s *KeyScheme) Build(k *hostmem.Keys, pageKeys []string, suffixes []string) {
 	k.Reset()
+	if len(suffixes) == 0 {
+		suffixes = noSuffix
+	}
 	appendKeys(k, s.tagPrefix, pageKeys, suffixes)
 }
+
+var noSuffix = []string{""}
 
 // keysLen returns the total byte length of the keys prefix+pageKey+suffix.
 func keysLen(prefix string, pageKeys []string, suffixes []string) int {

@@ -76,6 +76,9 @@ type Pool interface {
 // PageBufferMeta returns the page buffer meta of indices as new slices
 // (SGLang get_page_buffer_meta). Use AppendPageBufferMeta to reuse memory.
 func PageBufferMeta(p Pool, indices []int64) ([]uintptr, []uint64, error) {
+	if isNilPool(p) {
+		return nil, nil, &ConfigError{What: "page buffer meta", Field: "pool", Reason: "nil pool"}
+	}
 	return p.AppendPageBufferMeta(nil, nil, indices)
 }
 
@@ -413,20 +416,31 @@ const HostReserveBytes = 10 << 30
 
 // PageCount returns SGLang's page_num for a requested number of tokens:
 // floor(requested/P) + 1 (one page more than needed, even when divisible).
+// It saturates at math.MaxInt instead of wrapping.
 func PageCount(requestedTokens, pageSize int) int {
 	if pageSize <= 0 || requestedTokens < 0 {
 		return 0
 	}
-	return requestedTokens/pageSize + 1
+	n := requestedTokens / pageSize
+	if n == math.MaxInt {
+		return n
+	}
+	return n + 1
 }
 
 // RequestedTokensFromHostSize is floor(hostSizeGB*1e9 / sizePerToken) with
-// Python float floor-division semantics (--hicache-size, decimal GB).
+// Python float floor-division semantics (--hicache-size, decimal GB). A size
+// that is not a positive finite number gives 0 (Python would raise); the
+// result saturates at math.MaxInt.
 func RequestedTokensFromHostSize(hostSizeGB float64, sizePerToken uint64) int {
-	if sizePerToken == 0 || !(hostSizeGB > 0) {
+	if sizePerToken == 0 || !(hostSizeGB > 0) || math.IsInf(hostSizeGB, 1) {
 		return 0
 	}
-	q := pyFloorDiv(hostSizeGB*1e9, float64(sizePerToken))
+	x := hostSizeGB * 1e9
+	if math.IsInf(x, 1) {
+		return math.MaxInt
+	}
+	q := pyFloorDiv(x, float64(sizePerToken))
 	if q >= float64(math.MaxInt) {
 		return math.MaxInt
 	}
@@ -510,9 +524,23 @@ func (d *dims) add(a, b uint64) uint64 {
 	return s
 }
 
+// MaxLayers and MaxHeads bound a pool's layers and heads: models have a few
+// hundred layers at most, and a pool of 2^31 layers would build, then ask
+// for tens of GiB of page meta for one page.
+const (
+	MaxLayers = 1 << 12
+	MaxHeads  = 1 << 12
+)
+
+// fieldLimits are the bounds of fields tighter than positive's 2^31.
+var fieldLimits = map[string]int{"layers": MaxLayers, "heads": MaxHeads}
+
 func positive(what, field string, v int) error {
 	if v <= 0 {
 		return &ConfigError{What: what, Field: field, Reason: fmt.Sprintf("must be positive, got %d", v)}
+	}
+	if m, ok := fieldLimits[field]; ok && v > m {
+		return &ConfigError{What: what, Field: field, Reason: fmt.Sprintf("%d is more than %d", v, m)}
 	}
 	if int64(v) > 1<<31 {
 		return &ConfigError{What: what, Field: field, Reason: fmt.Sprintf("too large: %d", v)}

@@ -253,9 +253,6 @@ func newV4(kind Kind, cfg V4Config) (*HostPool, error) {
 			return nil, err
 		}
 	}
-	if cfg.Layers > 1<<16 {
-		return nil, &ConfigError{What: what, Field: "layers", Reason: "too many layers"}
-	}
 	if !cfg.Layout.Valid() {
 		return nil, &ConfigError{What: what, Field: "layout", Reason: fmt.Sprintf("invalid layout %v", cfg.Layout)}
 	}
@@ -373,7 +370,7 @@ type anchorPool = Pool
 // NewPoolGroup builds a group. The anchor must not itself be a group; side
 // pool names must be unique and not "kv".
 func NewPoolGroup(anchor Pool, entries ...PoolEntry) (*PoolGroup, error) {
-	if anchor == nil {
+	if isNilPool(anchor) {
 		return nil, &ConfigError{What: "pool group", Field: "anchor", Reason: "nil anchor"}
 	}
 	if _, ok := anchor.(*PoolGroup); ok {
@@ -381,7 +378,7 @@ func NewPoolGroup(anchor Pool, entries ...PoolEntry) (*PoolGroup, error) {
 	}
 	seen := map[PoolName]bool{}
 	for _, e := range entries {
-		if e.Pool == nil {
+		if isNilPool(e.Pool) {
 			return nil, &ConfigError{What: "pool group", Field: string(e.Name), Reason: "nil pool"}
 		}
 		if _, ok := e.Pool.(*PoolGroup); ok {
@@ -435,7 +432,7 @@ func (g *PoolGroup) Close() error {
 // group: the anchor's buffers), skipping absent and empty (0-byte) buffers
 // and any buffer inside one already listed, so the result never overlaps.
 func IterHostPoolBuffers(pool Pool) []Buffer {
-	if pool == nil {
+	if isNilPool(pool) {
 		return nil
 	}
 	var src []Buffer

@@ -3,6 +3,7 @@ package hostcache
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 )
@@ -290,6 +291,19 @@ func (p *Peer) pushMetaEach(dst []Copy, li, ri []int64, coalesce bool) ([]Copy, 
 		}
 	}
 	return dst, nil
+}
+
+// isNil reports whether v is nil or an interface holding a nil pointer (a
+// typed nil store given where an interface is taken).
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return r.IsNil()
+	}
+	return false
 }
 
 // isNilPool reports whether p is nil or a typed nil (the Pool interface is

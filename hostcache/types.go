@@ -58,7 +58,7 @@ func ParseDType(s string) (DType, error) {
 	case "fp32", "float32", "float":
 		return FP32, nil
 	}
-	return DTypeInvalid, fmt.Errorf("hostcache: unknown dtype %q", s)
+	return DTypeInvalid, &ConfigError{What: "dtype", Reason: fmt.Sprintf("unknown dtype %q", s)}
 }
 
 // Layout is a host pool memory layout (SGLang --hicache-mem-layout).
@@ -105,7 +105,7 @@ func ParseLayout(s string) (Layout, error) {
 			return Layout(i), nil
 		}
 	}
-	return LayoutInvalid, fmt.Errorf("hostcache: unknown layout %q (want one of layer_first, page_first, page_first_direct, page_head, page_first_kv_split)", s)
+	return LayoutInvalid, &ConfigError{What: "layout", Reason: fmt.Sprintf("unknown layout %q (want one of layer_first, page_first, page_first_direct, page_head, page_first_kv_split)", s)}
 }
 
 // Kind is the kind of host pool.

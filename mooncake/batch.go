@@ -132,9 +132,9 @@ func (s *Store) batch(op Op, keys []string, addrs []uintptr, sizes []uint64, off
 	if len(keys) == 0 {
 		return resultsFor(results, 0), nil
 	}
-	ks := s.conn.packKeys(keys)
+	ks := s.c().packKeys(keys)
 	res, err := s.batchPacked(op, &ks.k, bufs, results)
-	s.conn.freeKeys(ks)
+	s.c().freeKeys(ks)
 	return res, err
 }
 
@@ -146,17 +146,17 @@ func isMulti(op Op) bool {
 // batchPacked makes the one cgo call of a zero-copy batch whose keys and
 // buffers were checked.
 func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
-	if op != OpBatchGetInto && op != OpBatchGetIntoMultiBuffers && s.policyErr != nil {
-		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: s.policyErr}
+	if op != OpBatchGetInto && op != OpBatchGetIntoMultiBuffers && s.policyError() != nil {
+		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: s.policyError()}
 	}
 	res := resultsFor(results, k.Len())
 	if len(res) == 0 {
 		return res, nil
 	}
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return nil, closedErr(op, "")
 	}
-	h := s.conn.handle
+	h := s.c().handle
 	a, sz, o := bufs.Addrs, bufs.Sizes, bufs.Offsets
 	var rc int32
 	switch op {
@@ -173,7 +173,7 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 	default:
 		rc = h.BatchGetIntoMultiBuffers(k, a, sz, o, s.policy.PreferAllocInSameNode, res)
 	}
-	s.conn.gate.Leave()
+	s.c().gate.Leave()
 	return callResult(op, rc, res)
 }
 
@@ -183,9 +183,9 @@ func (s *Store) BatchIsExist(keys []string, results []int64) ([]int64, error) {
 	if len(keys) == 0 {
 		return resultsFor(results, 0), nil
 	}
-	ks := s.conn.packKeys(keys)
+	ks := s.c().packKeys(keys)
 	res, err := s.batchIsExist(&ks.k, results)
-	s.conn.freeKeys(ks)
+	s.c().freeKeys(ks)
 	return res, err
 }
 
@@ -194,11 +194,11 @@ func (s *Store) batchIsExist(k *hostmem.Keys, results []int64) ([]int64, error) 
 	if len(res) == 0 {
 		return res, nil
 	}
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return nil, closedErr(OpBatchIsExist, "")
 	}
-	rc := s.conn.handle.BatchIsExist(k, res)
-	s.conn.gate.Leave()
+	rc := s.c().handle.BatchIsExist(k, res)
+	s.c().gate.Leave()
 	return callResult(OpBatchIsExist, rc, res)
 }
 

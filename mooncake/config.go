@@ -76,7 +76,7 @@ const (
 func ParseConfig(data []byte) (Config, error) {
 	cfg := DefaultConfig()
 	if err := json.Unmarshal(data, &cfg); err != nil {
-		return Config{}, fmt.Errorf("mooncake: config: %w", err)
+		return Config{}, sentinelf(ErrInvalidConfig, "mooncake: config: %w", err)
 	}
 	return cfg, nil
 }
@@ -89,7 +89,7 @@ func LoadConfigFile(path string) (Config, error) {
 	}
 	cfg, err := ParseConfig(data)
 	if err != nil {
-		return Config{}, fmt.Errorf("mooncake: config file %s: %w", path, errors.Unwrap(err))
+		return Config{}, sentinelf(ErrInvalidConfig, "mooncake: config file %s: %w", path, errors.Unwrap(err))
 	}
 	return cfg, nil
 }
@@ -127,28 +127,38 @@ func configFromLookup(lookup func(string) (string, bool)) (Config, error) {
 		if v, ok := lookup(s.name); ok {
 			n, err := ParseSize(v)
 			if err != nil {
-				return Config{}, fmt.Errorf("mooncake: %s: %w", s.name, err)
+				return Config{}, sentinelf(ErrInvalidConfig, "mooncake: %s: %w", s.name, err)
 			}
 			*s.dst = n
 		}
 	}
 	if cfg.MasterServerAddress == "" {
-		return Config{}, fmt.Errorf("mooncake: neither %s nor %s is set", EnvMaster, EnvConfigPath)
+		return Config{}, sentinelf(ErrInvalidConfig, "mooncake: neither %s nor %s is set", EnvMaster, EnvConfigPath)
 	}
 	return cfg, nil
 }
 
-// Validate checks the fields Open needs.
+// Validate checks the fields Open needs. Its errors match ErrInvalidConfig.
+// A string with a NUL byte is refused: C would cut it there, and two
+// different configs would name the same cluster or host.
 func (c Config) Validate() error {
+	for _, f := range []struct{ name, v string }{
+		{"local_hostname", c.LocalHostname}, {"metadata_server", c.MetadataServer}, {"protocol", c.Protocol},
+		{"device_name", c.DeviceName}, {"master_server_address", c.MasterServerAddress},
+	} {
+		if strings.IndexByte(f.v, 0) >= 0 {
+			return sentinelf(ErrInvalidConfig, "%s %q contains a NUL byte", f.name, f.v)
+		}
+	}
 	switch {
 	case c.MasterServerAddress == "":
-		return errors.New("master_server_address is empty")
+		return sentinelf(ErrInvalidConfig, "master_server_address is empty")
 	case c.Protocol != "tcp" && c.Protocol != "rdma":
-		return fmt.Errorf("protocol %q: want \"tcp\" or \"rdma\"", c.Protocol)
+		return sentinelf(ErrInvalidConfig, "protocol %q: want \"tcp\" or \"rdma\"", c.Protocol)
 	case c.LocalHostname == "":
-		return errors.New("local_hostname is empty")
+		return sentinelf(ErrInvalidConfig, "local_hostname is empty")
 	case c.MetadataServer == "":
-		return errors.New("metadata_server is empty")
+		return sentinelf(ErrInvalidConfig, "metadata_server is empty")
 	}
 	return nil
 }
@@ -163,7 +173,7 @@ type Size uint64
 func ParseSize(s string) (Size, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	if t == "" {
-		return 0, fmt.Errorf("size %q: empty", s)
+		return 0, sentinelf(ErrInvalidSize, "size %q: empty", s)
 	}
 	i := len(t)
 	for i > 0 && (t[i-1] < '0' || t[i-1] > '9') {
@@ -182,17 +192,17 @@ func ParseSize(s string) (Size, error) {
 	case "t", "tb", "tib":
 		shift = 40
 	default:
-		return 0, fmt.Errorf("size %q: unknown unit %q (want b, kb, mb, gb or tb)", s, unit)
+		return 0, sentinelf(ErrInvalidSize, "size %q: unknown unit %q (want b, kb, mb, gb or tb)", s, unit)
 	}
 	if num == "" {
-		return 0, fmt.Errorf("size %q: no number", s)
+		return 0, sentinelf(ErrInvalidSize, "size %q: no number", s)
 	}
 	n, err := strconv.ParseUint(num, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("size %q: %q is not a non-negative integer", s, num)
+		return 0, sentinelf(ErrInvalidSize, "size %q: %q is not a non-negative integer", s, num)
 	}
 	if n > math.MaxUint64>>shift {
-		return 0, fmt.Errorf("size %q: overflows 64 bits", s)
+		return 0, sentinelf(ErrInvalidSize, "size %q: overflows 64 bits", s)
 	}
 	return Size(n << shift), nil
 }
@@ -202,7 +212,7 @@ func (z *Size) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+			return sentinelf(ErrInvalidSize, "size %s: %w", b, err)
 		}
 		n, err := ParseSize(s)
 		if err != nil {
@@ -213,7 +223,7 @@ func (z *Size) UnmarshalJSON(b []byte) error {
 	}
 	var n uint64
 	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("size %s: want a non-negative integer or a string like \"4gb\"", b)
+		return sentinelf(ErrInvalidSize, "size %s: want a non-negative integer or a string like \"4gb\"", b)
 	}
 	*z = Size(n)
 	return nil

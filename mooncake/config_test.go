@@ -38,7 +38,7 @@ func TestParseSize(t *testing.T) {
 	} {
 		got, err := ParseSize(tc.in)
 		if tc.err {
-			assert.Errorf(t, err, "ParseSize(%q) = %d", tc.in, got)
+			assert.ErrorIsf(t, err, ErrInvalidSize, "ParseSize(%q) = %d", tc.in, got)
 			continue
 		}
 		require.NoErrorf(t, err, "ParseSize(%q)", tc.in)
@@ -179,9 +179,51 @@ func TestConfigValidate(t *testing.T) {
 		"protocol": func(c *Config) { c.Protocol = "udp" },
 		"hostname": func(c *Config) { c.LocalHostname = "" },
 		"metadata": func(c *Config) { c.MetadataServer = "" },
+		// C would cut these at the NUL: "m\x00A" and "m\x00B" would be one cluster.
+		"nul master":   func(c *Config) { c.MasterServerAddress = "m\x00A" },
+		"nul hostname": func(c *Config) { c.LocalHostname = "127.0.0.1:4000\x00junk" },
+		"nul metadata": func(c *Config) { c.MetadataServer = "P2PHANDSHAKE\x00" },
+		"nul device":   func(c *Config) { c.DeviceName = "mlx5_0\x00" },
+		"nul protocol": func(c *Config) { c.Protocol = "tcp\x00" },
 	} {
 		c := ok
 		mod(&c)
-		assert.Error(t, c.Validate(), name)
+		assert.ErrorIs(t, c.Validate(), ErrInvalidConfig, name)
 	}
+}
+
+// Every config error matches ErrInvalidConfig (and a size error also
+// ErrInvalidSize), so callers need not parse messages.
+func TestConfigErrorSentinels(t *testing.T) {
+	_, err := ParseConfig([]byte(`{"protocol": 5}`))
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+	_, err = ParseConfig([]byte(`{"global_segment_size": "4zb"}`))
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+	assert.ErrorIs(t, err, ErrInvalidSize)
+	_, err = ParseConfig([]byte(`{"local_buffer_size": -1}`))
+	assert.ErrorIs(t, err, ErrInvalidSize)
+
+	path := filepath.Join(t.TempDir(), "c.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{`), 0o644))
+	_, err = LoadConfigFile(path)
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+	_, err = LoadConfigFile(filepath.Join(t.TempDir(), "missing.json"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	env := map[string]string{}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	_, err = configFromLookup(lookup)
+	assert.ErrorIs(t, err, ErrInvalidConfig, "no master")
+	env[EnvMaster] = "m:1"
+	env[EnvGlobalSegmentSize] = "lots"
+	_, err = configFromLookup(lookup)
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+	assert.ErrorIs(t, err, ErrInvalidSize)
+
+	cfg := DefaultConfig()
+	cfg.MasterServerAddress = "m\x00A"
+	_, err = Open(cfg)
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+	assert.ErrorIs(t, err, ErrInvalidParams)
+	assert.Contains(t, err.Error(), "NUL")
 }

@@ -2,6 +2,7 @@ package mooncake
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,33 @@ func (c ErrorCode) Known() bool { return codes.StoreName(int64(c)) != "" }
 
 // ErrClosed is returned (wrapped in *Error) by every call on a closed Store.
 var ErrClosed = errors.New("store is closed")
+
+// ErrInvalidConfig is matched (errors.Is) by every error about a Config:
+// Validate, ParseConfig, LoadConfigFile's parse errors, ConfigFromEnv, and
+// Open's refusal of a config.
+var ErrInvalidConfig = errors.New("invalid config")
+
+// ErrInvalidSize is matched by every error of ParseSize and of a Size in
+// JSON (and so also by the config errors they cause).
+var ErrInvalidSize = errors.New("invalid size")
+
+// sentinelError is an error with its own message that also matches a
+// sentinel, so that messages stay as they read and errors.Is still works.
+type sentinelError struct {
+	msg      string
+	sentinel error
+	err      error // wrapped cause, if any
+}
+
+func (e *sentinelError) Error() string        { return e.msg }
+func (e *sentinelError) Is(target error) bool { return target == e.sentinel }
+func (e *sentinelError) Unwrap() error        { return e.err }
+
+// sentinelf formats like fmt.Errorf (%w included) and matches sentinel.
+func sentinelf(sentinel error, format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	return &sentinelError{msg: err.Error(), sentinel: sentinel, err: errors.Unwrap(err)}
+}
 
 // ErrNoCgo is returned by Open in a build without cgo.
 var ErrNoCgo = errors.New("mooncake-go was built without cgo (CGO_ENABLED=0); the store client needs cgo")

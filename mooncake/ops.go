@@ -23,19 +23,19 @@ func (s *Store) Upsert(key string, value []byte) error {
 }
 
 func (s *Store) putCopy(op Op, key string, value []byte) error {
-	if s.policyErr != nil {
-		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.policyErr}
+	if s.policyError() != nil {
+		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.policyError()}
 	}
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return closedErr(op, key)
 	}
 	var rc int32
 	if op == OpUpsert {
-		rc = s.conn.handle.Upsert(key, value, &s.cpolicy)
+		rc = s.c().handle.Upsert(key, value, &s.cpolicy)
 	} else {
-		rc = s.conn.handle.Put(key, value, &s.cpolicy)
+		rc = s.c().handle.Put(key, value, &s.cpolicy)
 	}
-	s.conn.gate.Leave()
+	s.c().gate.Leave()
 	return codeErr(op, key, int64(rc))
 }
 
@@ -55,12 +55,12 @@ func (s *Store) Get(key string) ([]byte, error) {
 // On error dst is returned unchanged. Like Get, it reads the object once
 // (no separate size query), staged in the client's local buffer.
 func (s *Store) AppendGet(dst []byte, key string) ([]byte, error) {
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return dst, closedErr(OpGet, key)
 	}
-	defer s.conn.gate.Leave()
+	defer s.c().gate.Leave()
 	// One read: the library holds the object while we make room for it.
-	size, h := s.conn.handle.GetBegin(key)
+	size, h := s.c().handle.GetBegin(key)
 	if size < 0 {
 		return dst, codeErr(OpGet, key, size)
 	}
@@ -97,11 +97,11 @@ func growForGet(dst []byte, size int64) ([]byte, bool) {
 
 // GetSize returns the size in bytes of the object stored under key.
 func (s *Store) GetSize(key string) (int64, error) {
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return 0, closedErr(OpGetSize, key)
 	}
-	n := s.conn.handle.GetSize(key)
-	s.conn.gate.Leave()
+	n := s.c().handle.GetSize(key)
+	s.c().gate.Leave()
 	if n < 0 {
 		return 0, codeErr(OpGetSize, key, n)
 	}
@@ -131,19 +131,19 @@ func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
 		// and store nothing; a later Get then finds no object. Refuse instead.
 		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: errors.New("size 0: nothing to store")}
 	}
-	if s.policyErr != nil {
-		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.policyErr}
+	if s.policyError() != nil {
+		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.policyError()}
 	}
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return closedErr(op, key)
 	}
 	var rc int32
 	if op == OpUpsertFrom {
-		rc = s.conn.handle.UpsertFrom(key, addr, size, &s.cpolicy)
+		rc = s.c().handle.UpsertFrom(key, addr, size, &s.cpolicy)
 	} else {
-		rc = s.conn.handle.PutFrom(key, addr, size, &s.cpolicy)
+		rc = s.c().handle.PutFrom(key, addr, size, &s.cpolicy)
 	}
-	s.conn.gate.Leave()
+	s.c().gate.Leave()
 	return codeErr(op, key, int64(rc))
 }
 
@@ -151,11 +151,11 @@ func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
 // (registered memory, as for PutFrom) and returns the object size. size may
 // exceed the object; a smaller size fails with ErrInvalidParams.
 func (s *Store) GetInto(key string, addr uintptr, size uint64) (int64, error) {
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return 0, closedErr(OpGetInto, key)
 	}
-	n := s.conn.handle.GetInto(key, addr, size)
-	s.conn.gate.Leave()
+	n := s.c().handle.GetInto(key, addr, size)
+	s.c().gate.Leave()
 	if n < 0 {
 		return 0, codeErr(OpGetInto, key, n)
 	}
@@ -164,11 +164,11 @@ func (s *Store) GetInto(key string, addr uintptr, size uint64) (int64, error) {
 
 // IsExist reports whether key exists.
 func (s *Store) IsExist(key string) (bool, error) {
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return false, closedErr(OpIsExist, key)
 	}
-	r := s.conn.handle.IsExist(key)
-	s.conn.gate.Leave()
+	r := s.c().handle.IsExist(key)
+	s.c().gate.Leave()
 	if r < 0 {
 		return false, codeErr(OpIsExist, key, int64(r))
 	}
@@ -179,11 +179,11 @@ func (s *Store) IsExist(key string) (bool, error) {
 // ErrObjectNotFound. Mooncake grants a read lease (10 s by default) on every
 // get; removing a leased object fails with ErrObjectHasLease unless force.
 func (s *Store) Remove(key string, force bool) error {
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return closedErr(OpRemove, key)
 	}
-	rc := s.conn.handle.Remove(key, force)
-	s.conn.gate.Leave()
+	rc := s.c().handle.Remove(key, force)
+	s.c().gate.Leave()
 	return codeErr(OpRemove, key, int64(rc))
 }
 
@@ -194,11 +194,11 @@ func (s *Store) RemoveByRegex(pattern string, force bool) (int64, error) {
 	if pattern == "" {
 		return 0, &Error{Op: OpRemoveByRegex, Code: ErrInvalidParams, Err: errors.New("empty pattern")}
 	}
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return 0, closedErr(OpRemoveByRegex, pattern)
 	}
-	n := s.conn.handle.RemoveByRegex(pattern, force)
-	s.conn.gate.Leave()
+	n := s.c().handle.RemoveByRegex(pattern, force)
+	s.c().gate.Leave()
 	if n < 0 {
 		return 0, codeErr(OpRemoveByRegex, pattern, n)
 	}
@@ -208,11 +208,11 @@ func (s *Store) RemoveByRegex(pattern string, force bool) (int64, error) {
 // RemoveAll deletes every object in the cluster and returns how many were
 // removed. Leased objects are skipped unless force.
 func (s *Store) RemoveAll(force bool) (int64, error) {
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return 0, closedErr(OpRemoveAll, "")
 	}
-	n := s.conn.handle.RemoveAll(force)
-	s.conn.gate.Leave()
+	n := s.c().handle.RemoveAll(force)
+	s.c().gate.Leave()
 	if n < 0 {
 		return 0, codeErr(OpRemoveAll, "", n)
 	}
@@ -226,21 +226,21 @@ func (s *Store) RemoveAll(force bool) (int64, error) {
 // range, or one that overlaps a registered range, fails with
 // ErrInvalidParams.
 func (s *Store) RegisterBuffer(addr uintptr, size uint64) error {
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return closedErr(OpRegisterBuffer, "")
 	}
-	rc := s.conn.handle.RegisterBuffer(addr, size)
-	s.conn.gate.Leave()
+	rc := s.c().handle.RegisterBuffer(addr, size)
+	s.c().gate.Leave()
 	return regionErr(OpRegisterBuffer, rc, fmt.Errorf("region [%#x, +%d)", addr, size))
 }
 
 // UnregisterBuffer unregisters the region that starts at addr.
 func (s *Store) UnregisterBuffer(addr uintptr) error {
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return closedErr(OpUnregisterBuffer, "")
 	}
-	rc := s.conn.handle.UnregisterBuffer(addr)
-	s.conn.gate.Leave()
+	rc := s.c().handle.UnregisterBuffer(addr)
+	s.c().gate.Leave()
 	return regionErr(OpUnregisterBuffer, rc, fmt.Errorf("region at %#x", addr))
 }
 

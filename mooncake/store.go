@@ -119,7 +119,7 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 // its buffer registrations. It waits for calls in progress to finish. Close
 // is idempotent; it closes every view of the client.
 func (s *Store) Close() error {
-	c := s.conn
+	c := s.c()
 	c.gate.Close(func() {
 		c.handle.Destroy()
 		c.handle = cstore.Client{}
@@ -128,10 +128,34 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// c is the store's connection; a nil *Store or a zero Store has the closed
+// one, so that every call on it reports ErrClosed instead of crashing.
+func (s *Store) c() *conn {
+	if s == nil || s.conn == nil {
+		return closedConn
+	}
+	return s.conn
+}
+
+// policyError is the view's invalid-policy error (none on a nil Store,
+// whose calls fail as closed).
+func (s *Store) policyError() error {
+	if s == nil {
+		return nil
+	}
+	return s.policyErr
+}
+
+var closedConn = func() *conn {
+	c := &conn{}
+	c.gate.Close(func() {})
+	return c
+}()
+
 func closedErr(op Op, key string) error { return &Error{Op: op, Key: key, Err: ErrClosed} }
 
 // Config returns the configuration the store was opened with.
-func (s *Store) Config() Config { return s.conn.cfg }
+func (s *Store) Config() Config { return s.c().cfg }
 
 // Backend names the backend behind every Store of this program: "embedded"
 // (the in-process engine of the default build) or "native" (upstream
@@ -145,22 +169,22 @@ func UpstreamCommit() string { return cabi.UpstreamCommit() }
 // HealthCheck returns nil when the client is connected and its master
 // answers.
 func (s *Store) HealthCheck() error {
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return closedErr(OpHealthCheck, "")
 	}
-	rc := s.conn.handle.HealthCheck()
-	s.conn.gate.Leave()
+	rc := s.c().handle.HealthCheck()
+	s.c().gate.Leave()
 	return codeErr(OpHealthCheck, "", int64(rc))
 }
 
 // Hostname returns this client's segment name ("127.0.0.1:17001"), the name
 // other clients use in ReplicateConfig.PreferredSegments.
 func (s *Store) Hostname() (string, error) {
-	if !s.conn.gate.Enter() {
+	if !s.c().gate.Enter() {
 		return "", closedErr(OpHostname, "")
 	}
-	h, rc := s.conn.handle.Hostname()
-	s.conn.gate.Leave()
+	h, rc := s.c().handle.Hostname()
+	s.c().gate.Leave()
 	if rc != 0 {
 		return "", codeErr(OpHostname, "", int64(rc))
 	}
@@ -189,13 +213,18 @@ type ReplicateConfig struct {
 // view shares s's connection; closing either closes both. Views are cheap:
 // make one per policy and reuse it.
 func (s *Store) WithReplicateConfig(rc ReplicateConfig) *Store {
-	v := &Store{conn: s.conn}
+	v := &Store{conn: s.c()}
 	v.setReplicate(rc)
 	return v
 }
 
 // ReplicateConfig returns the placement policy of this view.
-func (s *Store) ReplicateConfig() ReplicateConfig { return s.policy }
+func (s *Store) ReplicateConfig() ReplicateConfig {
+	if s == nil {
+		return ReplicateConfig{}
+	}
+	return s.policy
+}
 
 func (s *Store) setReplicate(rc ReplicateConfig) {
 	rc.PreferredSegments = append([]string(nil), rc.PreferredSegments...)

@@ -20,7 +20,7 @@ func (s *Store) RegisterMemory(m *hostmem.Memory) error {
 	if err := m.MarkRegistered(); err != nil {
 		return &Error{Op: OpRegisterBuffer, Code: ErrInvalidParams, Err: err}
 	}
-	c := s.conn
+	c := s.c()
 	if !c.gate.Enter() {
 		m.MarkUnregistered()
 		return closedErr(OpRegisterBuffer, "")
@@ -44,7 +44,7 @@ func (s *Store) RegisterMemory(m *hostmem.Memory) error {
 
 // UnregisterMemory unregisters memory registered with RegisterMemory.
 func (s *Store) UnregisterMemory(m *hostmem.Memory) error {
-	c := s.conn
+	c := s.c()
 	if !c.gate.Enter() {
 		return closedErr(OpUnregisterBuffer, "")
 	}

@@ -16,6 +16,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
+	"math/bits"
 	"os"
 	"regexp"
 	"strings"
@@ -28,7 +30,11 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	err := run(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h: the usage was printed
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "mooncake-demo:", err)
 		os.Exit(1)
 	}
@@ -58,6 +64,9 @@ func parseFlags(args []string) (*options, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
 	cfg, src, err := cluster.Config()
 	if err != nil {
 		return nil, err
@@ -66,7 +75,33 @@ func parseFlags(args []string) (*options, error) {
 	if o.objects < 0 || o.pages < 0 || o.objSize <= 0 || o.layers <= 0 || o.layerSize <= 0 || o.batch <= 0 {
 		return nil, errors.New("counts and sizes must be positive")
 	}
+	if _, err := o.memoryBytes(); err != nil {
+		return nil, err
+	}
 	return o, nil
+}
+
+// memoryBytes is the host memory the demo maps: a source and a destination
+// for every object and page. It refuses products that overflow and more
+// than the machine's RAM (the memory is populated: more would end in the
+// OOM killer, not an error).
+func (o *options) memoryBytes() (uint64, error) {
+	mul := func(a, b uint64) (uint64, bool) {
+		hi, lo := bits.Mul64(a, b)
+		return lo, hi == 0
+	}
+	single, ok1 := mul(uint64(o.objects), uint64(o.objSize))
+	page, ok2 := mul(uint64(o.layers), uint64(o.layerSize))
+	multi, ok3 := mul(uint64(o.pages), page)
+	sum, carry := bits.Add64(single, multi, 0)
+	total, ok4 := mul(2, sum)
+	if !ok1 || !ok2 || !ok3 || carry != 0 || !ok4 || total > math.MaxInt64 {
+		return 0, errors.New("-objects x -object-size and -pages x -layers x -layer-size overflow 64 bits")
+	}
+	if ram := physicalMemory(); ram > 0 && total > ram {
+		return 0, fmt.Errorf("the demo needs %s of host memory, more than this machine's %s", human(int(total)), human(int(ram)))
+	}
+	return total, nil
 }
 
 func run(args []string) error {
@@ -87,7 +122,7 @@ func run(args []string) error {
 	}
 	fmt.Printf("client %s mounted a %s segment\n", host, o.cfg.GlobalSegmentSize)
 
-	singleBytes := o.objects * o.objSize
+	singleBytes := o.objects * o.objSize // memoryBytes checked these products
 	pageBytes := o.layers * o.layerSize
 	multiBytes := o.pages * pageBytes
 	total := 2 * (singleBytes + multiBytes)

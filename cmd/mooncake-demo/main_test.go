@@ -2,7 +2,12 @@
 
 package main
 
-import "testing"
+import (
+	"errors"
+	"flag"
+	"os"
+	"testing"
+)
 
 // The demo's whole path on the embedded engine, with small sizes.
 func TestDemoRuns(t *testing.T) {
@@ -17,9 +22,21 @@ func TestDemoRejectsBadFlags(t *testing.T) {
 		{"-segment", "lots"},
 		{"-master", "127.0.0.1:50051"}, // no -metadata
 		{"-batch", "0"},
+		{"stray"}, // arguments are not ignored
+		{"-objects", "1", "-object-size", "9223372036854775807"},              // the total overflows
+		{"-objects", "4", "-object-size", "4611686018427387904"},              // wraps to 0 unchecked
+		{"-pages", "1024", "-layers", "4096", "-layer-size", "1099511627776"}, // more than any machine's RAM
 	} {
-		if err := run(args); err == nil {
-			t.Errorf("run(%q) succeeded", args)
+		if err := run(args); err == nil || errors.Is(err, flag.ErrHelp) {
+			t.Errorf("run(%q) = %v, want an error", args, err)
 		}
+	}
+	// -h prints the usage and is not a failure (main exits 0 on ErrHelp).
+	stderr := os.Stderr
+	os.Stderr, _ = os.Open(os.DevNull)
+	err := run([]string{"-h"})
+	os.Stderr = stderr
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("run(-h) = %v, want flag.ErrHelp", err)
 	}
 }
