@@ -174,7 +174,7 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 		rc = h.BatchGetIntoMultiBuffers(k, a, sz, o, s.policy.PreferAllocInSameNode, res)
 	}
 	s.c().gate.Leave()
-	return callResult(op, rc, res)
+	return batchResult(op, k, rc, res)
 }
 
 // BatchIsExist reports, for each key, 1 (present), 0 (absent) or a negative
@@ -199,7 +199,20 @@ func (s *Store) batchIsExist(k *hostmem.Keys, results []int64) ([]int64, error) 
 	}
 	rc := s.c().handle.BatchIsExist(k, res)
 	s.c().gate.Leave()
-	return callResult(OpBatchIsExist, rc, res)
+	return batchResult(OpBatchIsExist, k, rc, res)
+}
+
+// batchResult is callResult for a batch of keys: a whole-call refusal for
+// a key longer than MaxKeyLen names that key.
+func batchResult(op Op, k *hostmem.Keys, rc int32, res []int64) ([]int64, error) {
+	if ErrorCode(rc) == ErrInvalidParams {
+		for i := 0; i < k.Len(); i++ {
+			if len(k.Bytes(i)) > MaxKeyLen {
+				return nil, &Error{Op: op, Key: k.String(i), Code: ErrInvalidParams, Err: ErrKeyTooLong}
+			}
+		}
+	}
+	return callResult(op, rc, res)
 }
 
 func callResult(op Op, rc int32, res []int64) ([]int64, error) {

@@ -64,6 +64,22 @@ func sentinelf(sentinel error, format string, args ...any) error {
 	return &sentinelError{msg: err.Error(), sentinel: sentinel, err: errors.Unwrap(err)}
 }
 
+// MaxKeyLen is the longest key any call takes, in bytes (MCGO_MAX_KEY_LEN).
+// Upstream's master matches RemoveByRegex patterns with std::regex, which
+// recurses once per key byte: one 40,000-byte key crashes it, so keys this
+// binding stores stay far below that. A longer key is refused with
+// ErrInvalidParams wrapping ErrKeyTooLong.
+const MaxKeyLen = 4096
+
+// ErrKeyTooLong is wrapped by the error of a call given a key longer than
+// MaxKeyLen.
+var ErrKeyTooLong = errors.New("key longer than MaxKeyLen (4096 bytes)")
+
+// ErrPatternRefused is wrapped by RemoveByRegex's error when the pattern is
+// malformed or outside the subset that cannot crash or hang upstream's
+// master (see Store.RemoveByRegex).
+var ErrPatternRefused = errors.New("pattern malformed or outside the safe subset (see Store.RemoveByRegex)")
+
 // ErrNoCgo is returned by Open in a build without cgo.
 var ErrNoCgo = errors.New("mooncake-go was built without cgo (CGO_ENABLED=0); the store client needs cgo")
 

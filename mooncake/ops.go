@@ -188,8 +188,24 @@ func (s *Store) Remove(key string, force bool) error {
 }
 
 // RemoveByRegex deletes every object whose key matches pattern (ECMAScript
-// syntax, as upstream's std::regex) and returns how many were removed.
-// Leased objects are skipped unless force.
+// syntax, as upstream's std::regex; a key matches when any part of it
+// does) and returns how many were removed. Leased objects are skipped
+// unless force.
+//
+// Upstream's master runs the pattern through a backtracking matcher over
+// every key, and some patterns crash or hang it for every client ("(a*)*b"
+// spins it for good). So only a safe subset is sent, on both backends:
+// literals, ".", classes ([a-z0-9_], [^/]), \d \w \s and their negations,
+// escaped punctuation, groups (...) and (?:...) with |, the anchors ^ and
+// $, and the quantifiers * + ? {m} {m,} {m,n} (greedy or lazy) on a single
+// atom, with at most two unbounded repetitions (*, +, {m,}), bounds up to
+// 100 and at most 1,024 bytes. Refused: a quantified group, a repeated
+// quantifier, back-references, look-around, \b, \x and \u escapes. Any
+// other pattern fails with ErrInvalidParams wrapping ErrPatternRefused. The
+// embedded engine matches the subset in time linear in the key.
+//
+//	st.RemoveByRegex("^sglang/[0-9a-f]+_k$", false) // keys of one kind
+//	st.RemoveByRegex("^tenant-7/.*", true)          // a prefix
 func (s *Store) RemoveByRegex(pattern string, force bool) (int64, error) {
 	if pattern == "" {
 		return 0, &Error{Op: OpRemoveByRegex, Code: ErrInvalidParams, Err: errors.New("empty pattern")}

@@ -261,5 +261,14 @@ func codeErr(op Op, key string, rc int64) error {
 	if rc == cabi.CodeNoCgo {
 		return &Error{Op: op, Key: key, Code: ErrNotSupported, Err: ErrNoCgo}
 	}
-	return &Error{Op: op, Key: key, Code: codeOf(rc)}
+	e := &Error{Op: op, Key: key, Code: codeOf(rc)}
+	if e.Code == ErrInvalidParams {
+		switch {
+		case op == OpRemoveByRegex:
+			e.Err = ErrPatternRefused
+		case len(key) > MaxKeyLen:
+			e.Err = ErrKeyTooLong
+		}
+	}
+	return e
 }

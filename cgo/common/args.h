@@ -33,19 +33,21 @@ inline void WriteMessage(char *buf, size_t cap, const std::string &msg) {
   buf[n] = '\0';
 }
 
-// Single key: NULL is allowed only for the empty key.
+// Single key: NULL is allowed only for the empty key; at most
+// MCGO_MAX_KEY_LEN bytes.
 inline bool KeyOk(const char *key, size_t len) {
-  return key != nullptr || len == 0;
+  return (key != nullptr || len == 0) && len <= MCGO_MAX_KEY_LEN;
 }
 inline std::string MakeKey(const char *key, size_t len) {
   return len == 0 ? std::string() : std::string(key, len);
 }
 
-// Packed keys: keys and key_offsets non-NULL, offsets non-decreasing.
+// Packed keys: keys and key_offsets non-NULL, offsets non-decreasing, no
+// key longer than MCGO_MAX_KEY_LEN.
 inline bool KeysOk(const char *keys, const uint64_t *off, size_t n) {
   if (keys == nullptr || off == nullptr) return false;
   for (size_t i = 0; i < n; ++i) {
-    if (off[i + 1] < off[i]) return false;
+    if (off[i + 1] < off[i] || off[i + 1] - off[i] > MCGO_MAX_KEY_LEN) return false;
   }
   return true;
 }

@@ -22,6 +22,7 @@
 
 #include "mcgo/store.h"
 #include "common/args.h"
+#include "common/key_pattern.h"
 #include "common/guard.h"
 #include "real_client.h"
 #include "replica.h"
@@ -578,6 +579,13 @@ int64_t mcgo_store_remove_by_regex(mcgo_store *s, const char *pattern,
   return Guard64([&]() -> int64_t {
     Call call(s);
     if (call.client() == nullptr || !KeyOk(pattern, pattern_len)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    // Upstream's master runs the pattern through std::regex over every key:
+    // only the subset that cannot crash or hang it is sent (key_pattern.h).
+    mcgo::pattern::Program program;
+    std::string why;
+    if (!mcgo::pattern::Compile(std::string_view(pattern == nullptr ? "" : pattern, pattern_len), &program, &why)) {
       return MCGO_INVALID_PARAMS;
     }
     return call.client()->removeByRegex(MakeKey(pattern, pattern_len), force != 0);

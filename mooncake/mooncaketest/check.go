@@ -76,6 +76,14 @@ func (c checker) ErrorAs(t testing.TB, err error, target any, msgAndArgs ...any)
 	return true
 }
 
+func (c checker) ErrorIs(t testing.TB, err, target error, msgAndArgs ...any) bool {
+	t.Helper()
+	if !errors.Is(err, target) {
+		return c.fail(t, fmt.Sprintf("error %v is not %v", err, target), msgAndArgs)
+	}
+	return true
+}
+
 func (c checker) True(t testing.TB, v bool, msgAndArgs ...any) bool {
 	t.Helper()
 	if !v {

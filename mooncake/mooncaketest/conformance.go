@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -49,6 +50,7 @@ var conformanceTests = []struct {
 	{"UnregisteredMemory", testUnregisteredMemory},
 	{"LeaseAndRemove", testLeaseAndRemove},
 	{"RemoveByRegex", testRemoveByRegex},
+	{"KeyLength", testKeyLength},
 	{"SharedCluster", testSharedCluster},
 	{"ReplicateConfig", testReplicateConfig},
 	{"Capacity", testCapacity},
@@ -742,6 +744,19 @@ func testRemoveByRegex(t *testing.T, c *Cluster) {
 	isCode(t, err, mooncake.ErrInvalidParams, "bad pattern")
 	_, err = st.RemoveByRegex("", false)
 	isCode(t, err, mooncake.ErrInvalidParams, "empty pattern")
+	// Patterns that crash or hang upstream's master never leave the process.
+	for _, p := range []string{"(a*)*b", "(x|y)+", "a*b*c*d", `(a)\1`, "(?=a)", `\bk`, "a{1000}"} {
+		_, err = st.RemoveByRegex(p, true)
+		isCode(t, err, mooncake.ErrInvalidParams, "unsafe pattern "+p)
+		assert.ErrorIs(t, err, mooncake.ErrPatternRefused, p)
+	}
+	// The subset keeps the ECMAScript meaning: classes, \d, groups, anchors.
+	n, err = st.RemoveByRegex(KeyRegexPrefix(t)+`(?:x|b)-\d$`, true) // BatchIsExist leased them
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, n)
+	for _, k := range keys[5:] {
+		require.NoError(t, st.Put(k, []byte(k)))
+	}
 	if c.Isolated {
 		n, err = st.RemoveAll(true)
 		require.NoError(t, err)
@@ -754,6 +769,36 @@ func testRemoveByRegex(t *testing.T, c *Cluster) {
 	ex, err = st.BatchIsExist(keys, ex)
 	require.NoError(t, err)
 	assert.Equal(t, make([]int64, len(keys)), ex)
+}
+
+// testKeyLength: keys up to mooncake.MaxKeyLen work; a longer one is refused
+// before it reaches the master, by every call, naming the key.
+func testKeyLength(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	prefix := Key(t, "")
+	longest := prefix + strings.Repeat("k", mooncake.MaxKeyLen-len(prefix))
+	require.NoError(t, st.Put(longest, []byte("v")))
+	ok, err := st.IsExist(longest)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	require.NoError(t, st.Remove(longest, true))
+
+	tooLong := longest + "k"
+	for name, err := range map[string]error{
+		"Put":    st.Put(tooLong, []byte("v")),
+		"Remove": st.Remove(tooLong, true),
+	} {
+		isCode(t, err, mooncake.ErrInvalidParams, name)
+		assert.ErrorIs(t, err, mooncake.ErrKeyTooLong, name)
+	}
+	_, err = st.Get(tooLong)
+	assert.ErrorIs(t, err, mooncake.ErrKeyTooLong, "Get")
+	_, err = st.BatchIsExist([]string{Key(t, "fine"), tooLong}, nil)
+	assert.ErrorIs(t, err, mooncake.ErrKeyTooLong, "BatchIsExist")
+	var me *mooncake.Error
+	if assert.ErrorAs(t, err, &me) {
+		assert.Equal(t, tooLong, me.Key, "the error names the key")
+	}
 }
 
 func testSharedCluster(t *testing.T, c *Cluster) {

@@ -105,7 +105,9 @@
 //     -704 (PutEnd -> OBJECT_NOT_FOUND). [src/master_service.cpp UnmountSegment]
 // 17. remove_by_regex: std::regex with the ECMAScript grammar, matched with
 //     std::regex_search (partial match); bad pattern -> -600.
-//     [src/master_service.cpp RemoveByRegex]
+//     [src/master_service.cpp RemoveByRegex] Here: the same answers for the
+//     patterns of cgo/common/key_pattern.h's subset, in linear time; any
+//     other pattern -> -600 (on both backends).
 // 18. Not set up: every call reports -600 (upstream "Client is not
 //     initialized" -> INVALID_PARAMS). mcgo_store_health_check reports -600 too;
 //     upstream health_check returns 1 (HC_NOT_INITIALIZED), which is not an

@@ -1,5 +1,5 @@
-// Embedded engine: key patterns for mcgo_store_remove_by_regex. Kept apart so that
-// <regex> is included by one small file only.
+// Embedded engine: key patterns for mcgo_store_remove_by_regex, in the
+// subset of cgo/common/key_pattern.h, matched in linear time.
 #ifndef MCGO_EMBEDDED_STORE_REGEX_H_
 #define MCGO_EMBEDDED_STORE_REGEX_H_
 
@@ -8,9 +8,9 @@
 
 namespace mcgo::embedded {
 
-// An ECMAScript regular expression matched the way Mooncake's master does
-// (std::regex with the ECMAScript grammar, std::regex_search: a key matches
-// when any part of it matches).
+// A key pattern with the meaning Mooncake's master gives it (ECMAScript,
+// std::regex_search: a key matches when any part of it matches), for the
+// patterns of the subset only.
 class KeyPattern {
  public:
   KeyPattern();
@@ -18,7 +18,7 @@ class KeyPattern {
   KeyPattern(const KeyPattern &) = delete;
   KeyPattern &operator=(const KeyPattern &) = delete;
 
-  // False for a pattern std::regex rejects.
+  // False for a pattern outside the subset or malformed.
   bool Compile(const std::string &pattern);
   bool Matches(const std::string &key) const;
 

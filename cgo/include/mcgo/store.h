@@ -26,6 +26,12 @@ extern "C" {
 
 typedef struct mcgo_store mcgo_store; /* opaque */
 
+/* The longest key any call takes (bytes); longer keys are refused with
+ * MCGO_INVALID_PARAMS. Upstream's master matches remove-by-regex patterns
+ * with std::regex, which recurses once per key byte: a 40,000-byte key
+ * crashes it. Keys this binding stores stay far below that. */
+#define MCGO_MAX_KEY_LEN 4096
+
 /* Store client configuration: Mooncake's setup() arguments. Strings are
  * NUL-terminated; NULL means "". */
 typedef struct mcgo_store_config {

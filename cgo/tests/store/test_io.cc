@@ -245,6 +245,18 @@ TEST(ReplicateConfigParsing) {
   CHECK_EQ(Replicas(s, "k2"), std::vector<std::string>{s.Hostname()});
 }
 
+TEST(KeyLengthLimit) {
+  Store s(UniqueMaster("keylen"));
+  const std::string longest(MCGO_MAX_KEY_LEN, 'k');
+  CHECK_EQ(Put(s, longest, "v"), 0);
+  CHECK_EQ(Exists(s, longest), 1);
+  CHECK_EQ(RemoveRegex(s, "^k.*", true), 1);
+  const std::string too_long(MCGO_MAX_KEY_LEN + 1, 'k');
+  CHECK_EQ(Put(s, too_long, "v"), MCGO_INVALID_PARAMS);
+  CHECK_EQ(Remove(s, too_long), MCGO_INVALID_PARAMS);
+  CHECK_EQ(Stats(s).objects, 0u);
+}
+
 TEST(RemoveAndRegex) {
   Store s(UniqueMaster("rm"));
   CHECK_EQ(Put(s, "k", "v"), 0);
@@ -266,6 +278,10 @@ TEST(RemoveAndRegex) {
   CHECK_EQ(Exists(s, "c8x"), 1);
   CHECK_EQ(RemoveRegex(s, "("), MCGO_INVALID_PARAMS);  // bad pattern
   CHECK_EQ(RemoveRegex(s, "[a-"), MCGO_INVALID_PARAMS);
+  // Outside the subset that cannot crash or hang upstream's master.
+  CHECK_EQ(RemoveRegex(s, "(a*)*b"), MCGO_INVALID_PARAMS);
+  CHECK_EQ(RemoveRegex(s, "(ab)+"), MCGO_INVALID_PARAMS);
+  CHECK_EQ(RemoveRegex(s, "(a)\\1"), MCGO_INVALID_PARAMS);
   CHECK_EQ(RemoveRegex(s, "zzz"), 0);
   CHECK_EQ(Exists(s, "b/1"), 1);
   CHECK_EQ(mcgo_store_remove_by_regex(s, nullptr, 0, 1), 2);  // "" matches everything

@@ -303,3 +303,7 @@ func keysPtr(k *Keys) *C.char {
 
 // noKeyBytes is the key buffer of a list whose keys are all empty.
 var noKeyBytes byte
+
+// MaxKeyLen is MCGO_MAX_KEY_LEN, for the test that pins mooncake.MaxKeyLen
+// to the header.
+const MaxKeyLen = C.MCGO_MAX_KEY_LEN
