@@ -198,11 +198,13 @@ func (s *Store) Remove(key string, force bool) error {
 // literals, ".", classes ([a-z0-9_], [^/]), \d \w \s and their negations,
 // escaped punctuation, groups (...) and (?:...) with |, the anchors ^ and
 // $, and the quantifiers * + ? {m} {m,} {m,n} (greedy or lazy) on a single
-// atom, with at most two unbounded repetitions (*, +, {m,}), bounds up to
-// 100 and at most 1,024 bytes. Refused: a quantified group, a repeated
-// quantifier, back-references, look-around, \b, \x and \u escapes. Any
-// other pattern fails with ErrInvalidParams wrapping ErrPatternRefused. The
-// embedded engine matches the subset in time linear in the key.
+// atom; at most two repetitions that match a variable number of times
+// (? * + {m,} {m,n}), bounds up to 100, at most eight '|' and 1,024 bytes.
+// Refused: a quantified group, a repeated quantifier, back-references,
+// look-around, \b, \x and \u escapes. Any other pattern fails with
+// ErrInvalidParams wrapping ErrPatternRefused. The embedded engine matches
+// the subset in time linear in the key; the master's backtracking still
+// costs a polynomial in the key's length, negligible for ordinary keys.
 //
 //	st.RemoveByRegex("^sglang/[0-9a-f]+_k$", false) // keys of one kind
 //	st.RemoveByRegex("^tenant-7/.*", true)          // a prefix

@@ -9,8 +9,9 @@
 // in: a pattern must be in the subset below, which
 //   - has no quantified group (so no nested quantifier, the exponential
 //     case), no back-reference, look-around or word boundary;
-//   - has at most kMaxUnbounded unbounded repetitions (*, +, {m,}) and
-//     repetition bounds of at most kMaxRepeat;
+//   - has at most kMaxVariable repetitions that match a variable number of
+//     times (?, *, +, {m,}, {m,n} with n > m), bounds of at most kMaxRepeat,
+//     and at most kMaxAlternatives '|' in all;
 //   - is at most kMaxPatternLen bytes;
 // and keys are at most MCGO_MAX_KEY_LEN bytes (args.h), so that the
 // master's recursion stays far below what crashes it.
@@ -22,6 +23,13 @@
 // single atom. Its meaning is ECMAScript's, and Search answers what
 // std::regex_search would, in time linear in the key (a Pike VM over the
 // compiled program), whatever the key's length.
+//
+// What the subset leaves to the master: a backtracking search still costs
+// it a polynomial in the key's length per key (about n^3 for an unanchored
+// pattern with two repetitions over an adversarial key), times at most
+// 2^kMaxAlternatives for the alternatives: nothing for keys of the usual
+// hundred bytes, seconds for a hostile 4 KiB key. The exponential case and
+// the crash are what it removes.
 #ifndef MCGO_COMMON_KEY_PATTERN_H_
 #define MCGO_COMMON_KEY_PATTERN_H_
 
@@ -35,7 +43,8 @@ namespace mcgo::pattern {
 
 inline constexpr size_t kMaxPatternLen = 1024;
 inline constexpr int kMaxRepeat = 100;
-inline constexpr int kMaxUnbounded = 2;
+inline constexpr int kMaxVariable = 2;
+inline constexpr int kMaxAlternatives = 8;
 inline constexpr size_t kMaxProgram = 1 << 15;
 
 struct Inst {
@@ -106,6 +115,9 @@ class Parser {
     alts->emplace_back();
     while (More() && Peek() != ')') {
       if (Peek() == '|') {
+        if (++alternatives_ > kMaxAlternatives) {
+          return Fail("more than " + std::to_string(kMaxAlternatives) + " alternatives ('|')");
+        }
         ++i_;
         alts->emplace_back();
         continue;
@@ -177,8 +189,8 @@ class Parser {
     }
     if (More() && Peek() == '?') ++i_;  // lazy: the same answer for a search
     if (More() && IsQuantifier(Peek())) return Fail("a repeated repetition is not in the subset");
-    if (n->max == -1 && ++unbounded_ > kMaxUnbounded) {
-      return Fail("more than " + std::to_string(kMaxUnbounded) + " unbounded repetitions");
+    if (n->max != n->min && ++variable_ > kMaxVariable) {
+      return Fail("more than " + std::to_string(kMaxVariable) + " variable repetitions (? * + {m,} {m,n})");
     }
     return true;
   }
@@ -304,7 +316,7 @@ class Parser {
 
   std::string_view p_;
   size_t i_ = 0;
-  int unbounded_ = 0;
+  int variable_ = 0, alternatives_ = 0;
   std::string err_;
 };
 

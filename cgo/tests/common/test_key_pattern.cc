@@ -35,8 +35,10 @@ TEST(RefusesOutsideTheSubset) {
   for (const char *p : {
            "(a*)*b",      // nested repetition: spins upstream's master
            "(ab)+", "(?:a|b)*", "(a)?",  // any quantified group
-           "a**", "a*+", "a{2}{3}",      // repeated repetition
-           "a*b*c*",      // more than two unbounded repetitions
+           "a**", "a*+",  // repeated repetition
+           "a*b*c*", "a?b?c?", "a{1,2}b*c+",  // more than two variable repetitions
+           "(a|b|c|d|e|f|g|h|i|j)", "a|b|c|d|e|f|g|h|i|j",  // more than eight '|'
+           "a{2}{3}",
            "a{101}", "a{1,101}", "a{3,2}", "a{", "a{x}", "a{1",
            "(a)\\1",      // back-reference
            "(?=a)", "(?!a)", "(?<=a)", "(?<n>a)",  // look-around, named groups
