@@ -32,7 +32,7 @@ PKGS      := ./...
 MCGO_HEADERS := $(shell cat cgo/include/mcgo/*.h cgo/common/*.h cgo/embedded/base/*.h | cksum | cut -d' ' -f1)
 export CGO_CPPFLAGS += -DMCGO_HEADERS_DIGEST=$(MCGO_HEADERS)
 
-.PHONY: native test-native demo-native require-mooncake
+.PHONY: native test-native chaos-native demo-native require-mooncake
 .PHONY: all demo test deps check lint go-test go-test-race go-test-cgocheck2 go-test-nocgo \
         cpp-test cpp-test-asan cpp-test-tsan bench fuzz clean
 
@@ -138,6 +138,12 @@ test-native: native
 	$(NATIVE_ENV) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- \
 	  $(GO) test -count=1 -p 1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./internal/codes/... ./mooncake/... ./hostcache/... ./interop/... ./cmd/mooncake-pd/...
 	$(NATIVE_ENV) $(CLUSTER) -- $(GO) test -count=1 -tags mooncake_native -run '^TestTE' $(NATIVE_TEST_FLAGS) ./cmd/mcbench/
+	$(MAKE) --no-print-directory chaos-native
+
+# Fault tests: each starts its own master (internal/testcluster) and kills,
+# restarts or cuts off part of the cluster by PID (docs/faults.md).
+chaos-native: native
+	$(NATIVE_ENV) $(GO) test -count=1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./internal/faults/
 
 demo-native: native
 	$(NATIVE_ENV) $(CLUSTER) -- $(GO) run -tags mooncake_native ./cmd/mooncake-demo $(DEMO_ARGS)

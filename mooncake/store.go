@@ -3,9 +3,11 @@ package mooncake
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
@@ -72,6 +74,9 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 	if err := cabi.CheckABI(); err != nil {
 		return nil, &Error{Op: OpOpen, Err: err}
 	}
+	if err := probeMaster(cfg.MasterServerAddress); err != nil {
+		return nil, err
+	}
 	h, rc := cstore.Create()
 	if rc != 0 {
 		if rc == cabi.CodeNoCgo {
@@ -126,6 +131,24 @@ func (s *Store) Close() error {
 		c.releaseMemory()
 	})
 	return nil
+}
+
+// MasterDialTimeout bounds how long Open waits to reach the master. Upstream's
+// setup retries a master that is not there for about 90 s before it fails;
+// Open first dials the master's RPC port itself (native backend, host:port
+// addresses), so a master that is down fails Open at once (connection
+// refused) or after this long (no answer), with ErrRPCFail.
+var MasterDialTimeout = 5 * time.Second
+
+func probeMaster(addr string) error {
+	if Backend() != "native" || strings.Contains(addr, "://") {
+		return nil // the embedded engine's masters are names; etcd/HA forms are upstream's to resolve
+	}
+	c, err := net.DialTimeout("tcp", addr, MasterDialTimeout)
+	if err != nil {
+		return &Error{Op: OpOpen, Code: ErrRPCFail, Err: fmt.Errorf("master %s unreachable: %w", addr, err)}
+	}
+	return c.Close()
 }
 
 // c is the store's connection; a nil *Store or a zero Store has the closed

@@ -1,0 +1,297 @@
+// Package testcluster starts upstream's mooncake_master on free loopback
+// ports, with its HTTP metadata server, and stops, kills or restarts it by
+// its PID: the one place scripts/cluster and the fault tests get a master
+// from.
+package testcluster
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options configure a master.
+type Options struct {
+	Bin     string        // mooncake_master; "" finds it (FindMaster)
+	LogDir  string        // directory of its log (default build/cluster-logs)
+	Lease   string        // --default_kv_lease_ttl in ms ("" = upstream's 10 s)
+	Wait    time.Duration // how long to wait for it to answer (default 60 s)
+	Extra   []string      // more flags
+	Ports   []int         // rpc, http, metrics; nil = free ports
+	Quiet   bool          // do not print the start and stop lines
+	LogName string        // log file name (default master-<rpc>.log)
+}
+
+// Master is one running mooncake_master.
+type Master struct {
+	opts    Options
+	bin     string
+	ports   []int
+	LogPath string
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when the process has exited
+	exitErr error         // its Wait error, once done is closed
+}
+
+// Start starts a master and waits until its RPC port and metadata server
+// answer.
+func Start(opts Options) (*Master, error) {
+	bin, err := FindMaster(opts.Bin)
+	if err != nil {
+		return nil, err
+	}
+	if opts.LogDir == "" {
+		opts.LogDir = "build/cluster-logs"
+	}
+	if opts.Wait == 0 {
+		opts.Wait = 60 * time.Second
+	}
+	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
+		return nil, err
+	}
+	ports := opts.Ports
+	if ports == nil {
+		if ports, err = FreePorts(3); err != nil {
+			return nil, err
+		}
+	}
+	m := &Master{opts: opts, bin: bin, ports: ports}
+	name := opts.LogName
+	if name == "" {
+		name = fmt.Sprintf("master-%d.log", ports[0])
+	}
+	m.LogPath = filepath.Join(opts.LogDir, name)
+	if err := m.start(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *Master) start() error {
+	logf, err := os.OpenFile(m.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	args := []string{
+		"--rpc_address=127.0.0.1",
+		"--rpc_port=" + strconv.Itoa(m.ports[0]),
+		"--enable_http_metadata_server=true",
+		"--http_metadata_server_host=127.0.0.1",
+		"--http_metadata_server_port=" + strconv.Itoa(m.ports[1]),
+		"--metrics_host=127.0.0.1",
+		"--metrics_port=" + strconv.Itoa(m.ports[2]),
+		"--logtostderr=true",
+	}
+	if m.opts.Lease != "" {
+		args = append(args, "--default_kv_lease_ttl="+m.opts.Lease)
+	}
+	args = append(args, m.opts.Extra...)
+	cmd := exec.Command(m.bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "MC_TCP_BIND_ADDRESS=127.0.0.1")
+	// Its own process group: a terminal's Ctrl-C reaches only the runner,
+	// which stops the master by PID.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("start %s: %w", m.bin, err)
+	}
+	done := make(chan struct{})
+	m.mu.Lock()
+	m.cmd, m.done = cmd, done
+	m.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		m.mu.Lock()
+		m.exitErr = err
+		m.mu.Unlock()
+		close(done)
+	}()
+	if !m.opts.Quiet {
+		fmt.Fprintf(os.Stderr, "cluster: mooncake_master pid %d, rpc %s, metadata %s, log %s\n",
+			cmd.Process.Pid, m.Addr(), m.MetadataURL(), m.LogPath)
+	}
+	if err := m.waitReady(); err != nil {
+		m.Stop()
+		return fmt.Errorf("%w (see %s)", err, m.LogPath)
+	}
+	return nil
+}
+
+// Addr is the master's RPC address, MetadataURL its HTTP metadata server.
+func (m *Master) Addr() string        { return fmt.Sprintf("127.0.0.1:%d", m.ports[0]) }
+func (m *Master) MetadataURL() string { return fmt.Sprintf("http://127.0.0.1:%d/metadata", m.ports[1]) }
+
+// PID is the running master's process id (0 when stopped).
+func (m *Master) PID() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd == nil {
+		return 0
+	}
+	return m.cmd.Process.Pid
+}
+
+// Exited is closed when the running master's process ends (on its own or
+// stopped); ExitErr then says how.
+func (m *Master) Exited() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.done
+}
+
+// ExitErr is the last master process's Wait error.
+func (m *Master) ExitErr() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.exitErr
+}
+
+// Stop ends the master with SIGTERM (SIGKILL after 10 s) and waits for it.
+func (m *Master) Stop() { m.signal(syscall.SIGTERM, 10*time.Second) }
+
+// Kill ends the master with SIGKILL, as a crash would, and waits for it.
+func (m *Master) Kill() { m.signal(syscall.SIGKILL, 0) }
+
+func (m *Master) signal(sig syscall.Signal, grace time.Duration) {
+	m.mu.Lock()
+	cmd, exited := m.cmd, m.done
+	m.cmd = nil
+	m.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	pid := cmd.Process.Pid
+	_ = syscall.Kill(pid, sig)
+	if grace > 0 {
+		select {
+		case <-exited:
+		case <-time.After(grace):
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			<-exited
+		}
+	} else {
+		<-exited
+	}
+	if !m.opts.Quiet {
+		fmt.Fprintf(os.Stderr, "cluster: stopped mooncake_master (pid %d, %v); log %s\n", pid, sig, m.LogPath)
+	}
+}
+
+// Restart starts a new master on the same ports (after Kill or Stop).
+func (m *Master) Restart() error {
+	if m.PID() != 0 {
+		return errors.New("testcluster: the master is still running")
+	}
+	return m.start()
+}
+
+// Env is the environment a client of this master runs with: the
+// conformance suite's variables and Mooncake's own, all on loopback.
+func (m *Master) Env() []string {
+	return []string{
+		"MCGO_TEST_MASTER=" + m.Addr(),
+		"MCGO_TEST_METADATA=" + m.MetadataURL(),
+		"MOONCAKE_MASTER=" + m.Addr(),
+		"MOONCAKE_TE_META_DATA_SERVER=" + m.MetadataURL(),
+		"MOONCAKE_PROTOCOL=tcp",
+		"MOONCAKE_GLOBAL_SEGMENT_SIZE=1gb",
+		"MOONCAKE_LOCAL_HOSTNAME=127.0.0.1",
+		"MOONCAKE_DEVICE=",
+		"MC_TCP_BIND_ADDRESS=127.0.0.1",
+		"MC_MS_AUTO_DISC=0",
+	}
+}
+
+// FindMaster finds mooncake_master: path, $MOONCAKE_MASTER_BIN,
+// $MOONCAKE_PREFIX/build/mooncake-store/src/mooncake_master, or PATH.
+func FindMaster(path string) (string, error) {
+	var tried []string
+	try := func(p string) (string, bool) {
+		if p == "" {
+			return "", false
+		}
+		tried = append(tried, p)
+		st, err := os.Stat(p)
+		return p, err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+	}
+	if p, ok := try(path); ok {
+		return p, nil
+	}
+	if p, ok := try(os.Getenv("MOONCAKE_MASTER_BIN")); ok {
+		return p, nil
+	}
+	if pre := os.Getenv("MOONCAKE_PREFIX"); pre != "" {
+		for _, c := range []string{"build/mooncake-store/src/mooncake_master", "bin/mooncake_master"} {
+			if p, ok := try(filepath.Join(pre, c)); ok {
+				return p, nil
+			}
+		}
+	}
+	if p, err := exec.LookPath("mooncake_master"); err == nil {
+		return p, nil
+	}
+	tried = append(tried, "mooncake_master on PATH")
+	return "", fmt.Errorf("mooncake_master not found (tried %q); set MOONCAKE_PREFIX to an upstream build or MOONCAKE_MASTER_BIN", tried)
+}
+
+// FreePorts returns n distinct free TCP ports on 127.0.0.1.
+func FreePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// waitReady waits until the RPC port accepts connections and the HTTP
+// metadata server answers.
+func (m *Master) waitReady() error {
+	deadline := time.Now().Add(m.opts.Wait)
+	client := &http.Client{Timeout: 2 * time.Second}
+	url := fmt.Sprintf("http://127.0.0.1:%d/metadata?key=mcgo_probe", m.ports[1])
+	exited := m.Exited()
+	for {
+		select {
+		case <-exited:
+			return fmt.Errorf("mooncake_master exited during start-up: %v", m.ExitErr())
+		default:
+		}
+		c, err := net.DialTimeout("tcp", m.Addr(), time.Second)
+		if err == nil {
+			c.Close()
+			resp, herr := client.Get(url)
+			if herr == nil {
+				resp.Body.Close()
+				return nil
+			}
+			err = herr
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("mooncake_master not ready after %s: %v", m.opts.Wait, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
