@@ -3,10 +3,14 @@
 package faults
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +24,9 @@ import (
 func TestMain(m *testing.M) {
 	// Clients advertise and listen on loopback only.
 	os.Setenv("MC_TCP_BIND_ADDRESS", "127.0.0.1")
+	if os.Getenv(peerEnv) != "" {
+		os.Exit(peerMain())
+	}
 	os.Exit(m.Run())
 }
 
@@ -315,3 +322,139 @@ func TestUnreachableAtOpen(t *testing.T) {
 // unreachableBound: no master failed in 0.1 ms (connection refused, our
 // probe), no metadata server in 2.2 s (upstream's setup).
 const unreachableBound = 10 * time.Second
+
+// The peer process of TestPeerVanishes: this test binary again, started
+// with peerEnv set. It opens a client on the master named by its arguments,
+// puts peerObjects objects placed in its own segment, prints "ready" and
+// waits to be killed.
+const (
+	peerEnv     = "MCGO_FAULTS_PEER"
+	peerObjects = 32
+	peerSize    = 64 << 10
+)
+
+func peerValue(i int) []byte { return bytes.Repeat([]byte{byte(i + 1)}, peerSize) }
+
+func peerMain() int {
+	cfg := mooncake.Config{
+		LocalHostname: "127.0.0.1", MetadataServer: os.Getenv("MCGO_FAULTS_META"), GlobalSegmentSize: 64 << 20,
+		LocalBufferSize: 16 << 20, Protocol: "tcp", MasterServerAddress: os.Getenv("MCGO_FAULTS_MASTER"),
+	}
+	st, err := mooncake.Open(cfg)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	host, err := st.Hostname()
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	own := st.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{host}})
+	for i := 0; i < peerObjects; i++ {
+		if err := own.Put(fmt.Sprintf("peer/%d", i), peerValue(i)); err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+	}
+	fmt.Println("ready", host)
+	select {} // until killed
+}
+
+// TestPeerVanishes: a client whose segment holds objects is SIGKILLed.
+// Reading them from another client then fails typed within a bound and
+// never returns other bytes; objects in other segments are unaffected; once
+// the master notices the client is gone (its live TTL), they are not found.
+func TestPeerVanishes(t *testing.T) {
+	m := startMaster(t, testcluster.Options{})
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := exec.Command(exe, "-test.run=^$")
+	peer.Env = append(os.Environ(), peerEnv+"=1", "MCGO_FAULTS_MASTER="+m.Addr(), "MCGO_FAULTS_META="+m.MetadataURL())
+	peer.Stderr = io.Discard
+	out, err := peer.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := peer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	peerDone := make(chan struct{})
+	go func() { _ = peer.Wait(); close(peerDone) }()
+	t.Cleanup(func() { _ = peer.Process.Kill(); <-peerDone }) // by PID
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ready") {
+		t.Fatalf("peer: %q, %v", line, err)
+	}
+	peerHost := strings.TrimSpace(strings.TrimPrefix(line, "ready"))
+
+	st, err := mooncake.Open(config(m, 64<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	host, _ := st.Hostname()
+	mine := st.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{host}})
+	if err := mine.Put("mine/0", peerValue(7)); err != nil {
+		t.Fatal(err)
+	}
+	check := func(i int) error {
+		v, err := st.Get(fmt.Sprintf("peer/%d", i))
+		if err == nil && !bytes.Equal(v, peerValue(i)) {
+			t.Errorf("peer/%d: %d bytes that are not its value", i, len(v))
+		}
+		return err
+	}
+	for i := 0; i < peerObjects; i++ {
+		if err := check(i); err != nil {
+			t.Fatalf("before the kill: peer/%d: %v (segment %s)", i, err, peerHost)
+		}
+	}
+
+	_ = peer.Process.Kill()
+	<-peerDone
+	killed := time.Now()
+	var worst, notFoundAfter time.Duration
+	codes := map[mooncake.ErrorCode]int{}
+	for round := 0; time.Since(killed) < 40*time.Second; round++ {
+		allGone := true
+		for i := 0; i < peerObjects; i++ {
+			t0 := time.Now()
+			err := check(i)
+			worst = max(worst, time.Since(t0))
+			var me *mooncake.Error
+			switch {
+			case err == nil:
+				allGone = false // a replica still served (the segment's memory is gone: it must not)
+				t.Errorf("peer/%d read after its client was killed", i)
+			case !errors.As(err, &me) || me.Code == 0:
+				t.Fatalf("peer/%d: %v, want a typed error", i, err)
+			default:
+				codes[me.Code]++
+				if me.Code != mooncake.ErrObjectNotFound {
+					allGone = false
+				}
+			}
+		}
+		if allGone {
+			notFoundAfter = time.Since(killed)
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("after the kill: errors %v; slowest get %v; all objects not found after %v", codes, worst, notFoundAfter)
+	if worst > peerCallBound {
+		t.Errorf("a get took %v, more than %v", worst, peerCallBound)
+	}
+	if notFoundAfter == 0 {
+		t.Errorf("the master still lists the dead client's objects after 40 s")
+	}
+	if v, err := st.Get("mine/0"); err != nil || !bytes.Equal(v, peerValue(7)) {
+		t.Errorf("an object in another segment: %v", err)
+	}
+}
+
+// peerCallBound: measured on the 2-vCPU VM (docs/faults.md), with room.
+const peerCallBound = 10 * time.Second
