@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -350,6 +351,17 @@ func peerMain() int {
 		fmt.Println("error", err)
 		return 1
 	}
+	if os.Getenv(peerEnv) == "reader" {
+		// Take a read lease on every lease/i the test put, then wait.
+		for i := 0; i < peerObjects; i++ {
+			if _, err := st.Get(fmt.Sprintf("lease/%d", i)); err != nil {
+				fmt.Println("error", err)
+				return 1
+			}
+		}
+		fmt.Println("ready", host)
+		select {}
+	}
 	own := st.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{host}})
 	for i := 0; i < peerObjects; i++ {
 		if err := own.Put(fmt.Sprintf("peer/%d", i), peerValue(i)); err != nil {
@@ -367,28 +379,7 @@ func peerMain() int {
 // the master notices the client is gone (its live TTL), they are not found.
 func TestPeerVanishes(t *testing.T) {
 	m := startMaster(t, testcluster.Options{})
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	peer := exec.Command(exe, "-test.run=^$")
-	peer.Env = append(os.Environ(), peerEnv+"=1", "MCGO_FAULTS_MASTER="+m.Addr(), "MCGO_FAULTS_META="+m.MetadataURL())
-	peer.Stderr = io.Discard
-	out, err := peer.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := peer.Start(); err != nil {
-		t.Fatal(err)
-	}
-	peerDone := make(chan struct{})
-	go func() { _ = peer.Wait(); close(peerDone) }()
-	t.Cleanup(func() { _ = peer.Process.Kill(); <-peerDone }) // by PID
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "ready") {
-		t.Fatalf("peer: %q, %v", line, err)
-	}
-	peerHost := strings.TrimSpace(strings.TrimPrefix(line, "ready"))
+	peer, peerHost := startPeer(t, m, "writer")
 
 	st, err := mooncake.Open(config(m, 64<<20))
 	if err != nil {
@@ -413,8 +404,7 @@ func TestPeerVanishes(t *testing.T) {
 		}
 	}
 
-	_ = peer.Process.Kill()
-	<-peerDone
+	peer.kill()
 	killed := time.Now()
 	var worst, notFoundAfter time.Duration
 	codes := map[mooncake.ErrorCode]int{}
@@ -458,3 +448,87 @@ func TestPeerVanishes(t *testing.T) {
 
 // peerCallBound: measured on the 2-vCPU VM (docs/faults.md), with room.
 const peerCallBound = 10 * time.Second
+
+// peerProc is a peer process, stopped by its PID.
+type peerProc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+func (p *peerProc) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// startPeer starts this test binary as a peer client of m in mode
+// ("writer": puts peer/i into its own segment; "reader": takes read leases
+// on lease/i) and waits until it is ready; it returns its segment name.
+func startPeer(t *testing.T, m *testcluster.Master, mode string) (*peerProc, string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), peerEnv+"="+mode, "MCGO_FAULTS_MASTER="+m.Addr(), "MCGO_FAULTS_META="+m.MetadataURL())
+	cmd.Stderr = io.Discard
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &peerProc{cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(p.kill)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ready") {
+		t.Fatalf("peer: %q, %v", line, err)
+	}
+	return p, strings.TrimSpace(strings.TrimPrefix(line, "ready"))
+}
+
+// TestDeadClientsLeases: a client takes read leases and is SIGKILLed.
+// Removes without force fail with ErrObjectHasLease only until the lease
+// TTL (2 s on this master) has passed, then succeed.
+func TestDeadClientsLeases(t *testing.T) {
+	const ttl = 2 * time.Second
+	m := startMaster(t, testcluster.Options{Lease: strconv.Itoa(int(ttl.Milliseconds()))})
+	st, err := mooncake.Open(config(m, 64<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for i := 0; i < peerObjects; i++ {
+		if err := st.Put(fmt.Sprintf("lease/%d", i), peerValue(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Our own puts hold no lease; wait out any from the puts' checks.
+	time.Sleep(ttl + 500*time.Millisecond)
+	peer, _ := startPeer(t, m, "reader")
+	leased := time.Now()
+	peer.kill()
+	if err := st.Remove("lease/0", false); !errors.Is(err, mooncake.ErrObjectHasLease) {
+		t.Errorf("remove right after the reader died: %v, want ErrObjectHasLease", err)
+	}
+	var removedAfter time.Duration
+	for time.Since(leased) < 10*ttl {
+		if err := st.Remove("lease/0", false); err == nil {
+			removedAfter = time.Since(leased)
+			break
+		} else if !errors.Is(err, mooncake.ErrObjectHasLease) {
+			t.Fatalf("remove: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("a dead reader's lease blocked removes for %v (lease TTL %v)", removedAfter, ttl)
+	if removedAfter == 0 || removedAfter > ttl+2*time.Second {
+		t.Errorf("removes blocked for %v, want about the lease TTL %v", removedAfter, ttl)
+	}
+	n, err := st.RemoveByRegex("^lease/", false)
+	if err != nil || n != peerObjects-1 {
+		t.Errorf("the other leased objects: removed %d, %v; want %d", n, err, peerObjects-1)
+	}
+}
