@@ -34,6 +34,9 @@ var (
 	ErrNotRegistered = errors.New("hostcache: no host pool registered")
 	// ErrClosed: the backend was closed.
 	ErrClosed = errors.New("hostcache: backend closed")
+	// ErrRegister: a pool buffer could not be registered with the store
+	// (a *RegisterError carries the buffer and the cause).
+	ErrRegister = errors.New("hostcache: buffer registration failed")
 )
 
 // LayoutError reports an unsupported pool kind × layout pair.
@@ -151,6 +154,9 @@ func (e *RegisterError) Error() string {
 
 // Unwrap returns the cause (ErrOverlap, or the store's error).
 func (e *RegisterError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrRegister) true.
+func (e *RegisterError) Is(target error) bool { return target == ErrRegister }
 
 // PoolError reports a pool-level problem in the backend (unregistered or
 // unsupported pool name, no buffer, ...).

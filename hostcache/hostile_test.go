@@ -50,6 +50,13 @@ func TestHostileInputs(t *testing.T) {
 		}, hc.ErrInvalidConfig},
 		{"ParseLayout", func() error { _, err := hc.ParseLayout("sideways"); return err }, hc.ErrInvalidConfig},
 		{"ParseDType", func() error { _, err := hc.ParseDType("fp3"); return err }, hc.ErrInvalidConfig},
+		{"RegisterPool on a store that refuses", func() error {
+			st := ht.NewFakeStore()
+			b, err := hc.NewBackend(st, hc.Options{RankReplicated: true})
+			require.NoError(t, err)
+			require.NoError(t, st.Close())
+			return b.RegisterPool(mla(t, 4, 1))
+		}, hc.ErrRegister},
 		{"Buffers with no offsets", func() error { return hostmem.Buffers{Offsets: []uint64{}}.Validate(1) }, hostmem.ErrShape},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,6 +66,18 @@ func TestHostileInputs(t *testing.T) {
 			assert.True(t, errors.Is(err, tc.want), "%v is not %v", err, tc.want)
 		})
 	}
+	// A refused registration names its cause as well as ErrRegister.
+	st := ht.NewFakeStore()
+	b, err := hc.NewBackend(st, hc.Options{RankReplicated: true})
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	err = b.RegisterPool(mla(t, 4, 1))
+	assert.ErrorIs(t, err, hc.ErrRegister)
+	assert.ErrorIs(t, err, ht.ErrClosed)
+	var re *hc.RegisterError
+	require.ErrorAs(t, err, &re)
+	assert.NotZero(t, re.Addr)
+
 	assert.Empty(t, hc.IterHostPoolBuffers(typedNilPool))
 	assert.Empty(t, hc.IterHostPoolBuffers(typedNilGroup))
 
