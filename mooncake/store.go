@@ -1,9 +1,12 @@
 package mooncake
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,7 +47,11 @@ type conn struct {
 	mems  map[uintptr]*hostmem.Memory
 }
 
-// Open creates a client and connects it to the master in cfg.
+// Open creates a client and connects it to the master in cfg. With the
+// native backend it first checks that the master's RPC port and an HTTP
+// metadata server answer (MasterDialTimeout, MetadataProbeTimeout): a
+// cluster that is down or hung fails Open with ErrRPCFail within seconds,
+// where upstream's setup retries for minutes.
 func Open(cfg Config) (*Store, error) { return open(cfg, nil) }
 
 // OpenOnEngine is Open on an existing transfer engine, as SGLang shares one
@@ -76,6 +83,12 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 	}
 	if err := probeMaster(cfg.MasterServerAddress); err != nil {
 		return nil, err
+	}
+	if engine == nil {
+		// On the caller's engine the metadata connection is already made.
+		if err := probeMetadata(cfg.MetadataServer); err != nil {
+			return nil, err
+		}
 	}
 	h, rc := cstore.Create()
 	if rc != 0 {
@@ -149,6 +162,65 @@ func probeMaster(addr string) error {
 		return &Error{Op: OpOpen, Code: ErrRPCFail, Err: fmt.Errorf("master %s unreachable: %w", addr, err)}
 	}
 	return c.Close()
+}
+
+// MetadataProbeTimeout bounds how long Open waits for an HTTP metadata
+// server to answer. Upstream's setup gives each metadata request 3 s and
+// retries its setup 20 times, so a server that accepts connections but does
+// not answer (hung, or stopped) kept Open waiting for minutes (measured: more
+// than 60 s; internal/faults TestMetadataLost). Open first sends the server
+// one GET of a key nobody writes: any HTTP answer will do; none within this
+// long fails Open with ErrRPCFail. A server that is down fails at once.
+var MetadataProbeTimeout = 5 * time.Second
+
+// metadataProbeKey is the key of the probe's GET (upstream's server answers
+// 404 for it, and logs nothing).
+const metadataProbeKey = "mcgo/open-probe"
+
+func probeMetadata(server string) error {
+	if Backend() != "native" || !strings.HasPrefix(server, "http://") {
+		return nil // embedded metadata are names; etcd, redis and P2P handshake are upstream's
+	}
+	return probeHTTP(server, MetadataProbeTimeout)
+}
+
+func probeHTTP(server string, timeout time.Duration) error {
+	fail := func(err error) error {
+		return &Error{Op: OpOpen, Code: ErrRPCFail, Err: fmt.Errorf("metadata server %s: %w", server, err)}
+	}
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" {
+		return &Error{Op: OpOpen, Code: ErrInvalidParams, Err: fmt.Errorf("metadata server %q is not a URL", server)}
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "80")
+	}
+	deadline := time.Now().Add(timeout)
+	c, err := net.DialTimeout("tcp", host, timeout)
+	if err != nil {
+		return fail(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(deadline)
+	q := u.Query()
+	q.Set("key", metadataProbeKey)
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	req := "GET " + path + "?" + q.Encode() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nConnection: close\r\n\r\n"
+	if _, err := io.WriteString(c, req); err != nil {
+		return fail(err)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return fail(fmt.Errorf("no answer within %v: %w", timeout, err))
+	}
+	if !strings.HasPrefix(line, "HTTP/") {
+		return fail(fmt.Errorf("answered %q, not HTTP", strings.TrimSpace(line)))
+	}
+	return nil
 }
 
 // c is the store's connection; a nil *Store or a zero Store has the closed

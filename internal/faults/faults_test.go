@@ -4,6 +4,7 @@ package faults
 
 import (
 	"bufio"
+	"cmp"
 	"bytes"
 	"errors"
 	"fmt"
@@ -129,14 +130,13 @@ func (w *worker) run(stop <-chan struct{}, fault *atomic.Int64) {
 	}
 }
 
-// TestMasterKilled: the master is SIGKILLed while four clients do batch
-// puts and gets. Every call from then on returns a typed error within a
-// bound, no read returns wrong bytes, and Close works.
-func TestMasterKilled(t *testing.T) {
-	m := startMaster(t, testcluster.Options{})
+// openWorkers opens n clients with cfg, each with registered memory for
+// its batches.
+func openWorkers(t *testing.T, cfg mooncake.Config, n int) []*worker {
+	t.Helper()
 	var workers []*worker
-	for i := 0; i < 4; i++ {
-		st, err := mooncake.Open(config(m, 64<<20))
+	for i := 0; i < n; i++ {
+		st, err := mooncake.Open(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,13 +149,29 @@ func TestMasterKilled(t *testing.T) {
 		}
 		workers = append(workers, &worker{id: i, st: st, mem: mem})
 	}
-	stop := make(chan struct{})
-	var fault atomic.Int64
+	return workers
+}
+
+// runWorkers runs the workers until the returned stop is called (it waits
+// for them).
+func runWorkers(workers []*worker, fault *atomic.Int64) (stop func()) {
+	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Add(1)
-		go func() { defer wg.Done(); w.run(stop, &fault) }()
+		go func() { defer wg.Done(); w.run(done, fault) }()
 	}
+	return func() { close(done); wg.Wait() }
+}
+
+// TestMasterKilled: the master is SIGKILLed while four clients do batch
+// puts and gets. Every call from then on returns a typed error within a
+// bound, no read returns wrong bytes, and Close works.
+func TestMasterKilled(t *testing.T) {
+	m := startMaster(t, testcluster.Options{})
+	workers := openWorkers(t, config(m, 64<<20), 4)
+	var fault atomic.Int64
+	stop := runWorkers(workers, &fault)
 	time.Sleep(2 * time.Second)
 	before := int64(0)
 	for _, w := range workers {
@@ -165,8 +181,7 @@ func TestMasterKilled(t *testing.T) {
 	fault.Store(1)
 	m.Kill()
 	time.Sleep(6 * time.Second)
-	close(stop)
-	wg.Wait()
+	stop()
 	t.Logf("%d calls succeeded before the kill", before)
 	var worst time.Duration
 	calls := 0
@@ -312,16 +327,20 @@ func TestUnreachableAtOpen(t *testing.T) {
 			t.Errorf("%s: Open took %v, more than %v", name, took, unreachableBound)
 		}
 	}
-	// A master that is down is refused at once, before upstream's setup
-	// would retry it for 90 s.
+	// A master or metadata server that is down is refused at once, before
+	// upstream's setup would retry the master for 90 s.
 	_, err = mooncake.Open(func() mooncake.Config { c := config(m, 64<<20); c.MasterServerAddress = dead; return c }())
 	if !errors.Is(err, mooncake.ErrRPCFail) {
 		t.Errorf("no master: %v, want ErrRPCFail", err)
 	}
+	_, err = mooncake.Open(func() mooncake.Config { c := config(m, 64<<20); c.MetadataServer = deadMeta; return c }())
+	if !errors.Is(err, mooncake.ErrRPCFail) {
+		t.Errorf("no metadata server: %v, want ErrRPCFail", err)
+	}
 }
 
 // unreachableBound: no master failed in 0.1 ms (connection refused, our
-// probe), no metadata server in 2.2 s (upstream's setup).
+// probe), no metadata server at once (the metadata probe; upstream alone: 2.1 s).
 const unreachableBound = 10 * time.Second
 
 // The peer process of TestPeerVanishes: this test binary again, started
@@ -363,8 +382,9 @@ func peerMain() int {
 		select {}
 	}
 	own := st.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{host}})
+	prefix := cmp.Or(os.Getenv("MCGO_FAULTS_PREFIX"), "peer")
 	for i := 0; i < peerObjects; i++ {
-		if err := own.Put(fmt.Sprintf("peer/%d", i), peerValue(i)); err != nil {
+		if err := own.Put(fmt.Sprintf("%s/%d", prefix, i), peerValue(i)); err != nil {
 			fmt.Println("error", err)
 			return 1
 		}
@@ -465,12 +485,19 @@ func (p *peerProc) kill() {
 // on lease/i) and waits until it is ready; it returns its segment name.
 func startPeer(t *testing.T, m *testcluster.Master, mode string) (*peerProc, string) {
 	t.Helper()
+	return startPeerWith(t, m, m.MetadataURL(), mode, "peer")
+}
+
+// startPeerWith is startPeer with the peer's metadata server and, for a
+// writer, the prefix of its keys.
+func startPeerWith(t *testing.T, m *testcluster.Master, meta, mode, prefix string) (*peerProc, string) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), peerEnv+"="+mode, "MCGO_FAULTS_MASTER="+m.Addr(), "MCGO_FAULTS_META="+m.MetadataURL())
+	cmd.Env = append(os.Environ(), peerEnv+"="+mode, "MCGO_FAULTS_MASTER="+m.Addr(), "MCGO_FAULTS_META="+meta, "MCGO_FAULTS_PREFIX="+prefix)
 	cmd.Stderr = io.Discard
 	out, err := cmd.StdoutPipe()
 	if err != nil {

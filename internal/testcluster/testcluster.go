@@ -164,6 +164,21 @@ func (m *Master) Stop() { m.signal(syscall.SIGTERM, 10*time.Second) }
 // Kill ends the master with SIGKILL, as a crash would, and waits for it.
 func (m *Master) Kill() { m.signal(syscall.SIGKILL, 0) }
 
+// Pause stops the master with SIGSTOP: its ports stay open and the kernel
+// still accepts connections, but nothing answers, as with a hung server.
+func (m *Master) Pause() error { return m.sendTo(syscall.SIGSTOP) }
+
+// Resume continues a paused master (SIGCONT).
+func (m *Master) Resume() error { return m.sendTo(syscall.SIGCONT) }
+
+func (m *Master) sendTo(sig syscall.Signal) error {
+	pid := m.PID()
+	if pid == 0 {
+		return errors.New("testcluster: the master is not running")
+	}
+	return syscall.Kill(pid, sig)
+}
+
 func (m *Master) signal(sig syscall.Signal, grace time.Duration) {
 	m.mu.Lock()
 	cmd, exited := m.cmd, m.done
@@ -174,6 +189,8 @@ func (m *Master) signal(sig syscall.Signal, grace time.Duration) {
 	}
 	pid := cmd.Process.Pid
 	_ = syscall.Kill(pid, sig)
+	// A paused master handles SIGTERM only once continued.
+	_ = syscall.Kill(pid, syscall.SIGCONT)
 	if grace > 0 {
 		select {
 		case <-exited:
