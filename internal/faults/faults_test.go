@@ -4,8 +4,8 @@ package faults
 
 import (
 	"bufio"
-	"cmp"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
