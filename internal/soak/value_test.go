@@ -1,0 +1,91 @@
+package soak
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestValue(t *testing.T) {
+	good := make([]byte, 1000)
+	Fill(good, "k/1", 7)
+	if v, err := Check(good, "k/1"); err != nil || v != 7 {
+		t.Fatalf("Check of a good value: %d, %v", v, err)
+	}
+	mod := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
+	other := make([]byte, 1000)
+	Fill(other, "k/1", 8)
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		key  string
+		want error
+	}{
+		{"another key's value", good, "k/2", ErrOtherKey},
+		{"truncated", good[:999], "k/1", ErrSize},
+		{"header only", good[:HeaderSize], "k/1", ErrSize},
+		{"shorter than a header", good[:3], "k/1", ErrShort},
+		{"zeros", make([]byte, 1000), "k/1", ErrMagic},
+		{"one byte flipped", mod(func(b []byte) []byte { b[999] ^= 1; return b }), "k/1", ErrBody},
+		{"version of another body", mod(func(b []byte) []byte { copy(b[HeaderSize:], other[HeaderSize:]); return b }), "k/1", ErrBody},
+		{"two values glued", append(append([]byte(nil), good[:500]...), other[500:]...), "k/1", ErrBody},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Check(tc.b, tc.key); !errors.Is(err, tc.want) {
+				t.Errorf("Check: %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	v := make([]byte, 100)
+	Fill(v, "a", 1)
+	f.Add(v, "a")
+	f.Add([]byte("MCSK"), "")
+	f.Fuzz(func(t *testing.T, b []byte, key string) {
+		ver, err := Check(b, key)
+		if err != nil {
+			return
+		}
+		// A value that passes is exactly the one Fill writes.
+		w := make([]byte, len(b))
+		Fill(w, key, ver)
+		if string(w) != string(b) {
+			t.Fatalf("Check passed %x for %q, Fill writes %x", b, key, w)
+		}
+	})
+}
+
+func TestModel(t *testing.T) {
+	var e entry
+	if v, ok := e.certain(); !ok || v != 0 || e.next() != 1 {
+		t.Fatalf("new entry: %d %v next %d", v, ok, e.next())
+	}
+	e.acked(1)
+	e.failed(2) // holds 1 or 2
+	if _, ok := e.certain(); ok {
+		t.Fatal("certain after a failed write")
+	}
+	if e.next() != 3 {
+		t.Fatalf("next %d, want 3", e.next())
+	}
+	if e.verdict(3) {
+		t.Error("version 3 accepted; it was never written")
+	}
+	if !e.verdict(2) {
+		t.Error("version 2 refused")
+	}
+	if v, ok := e.certain(); !ok || v != 2 {
+		t.Errorf("after reading 2: %d %v", v, ok)
+	}
+	e.failed(0) // a failed remove: 2 or absent
+	if !e.verdict(0) {
+		t.Error("absent refused after a failed remove")
+	}
+	for i := uint32(1); i <= 6; i++ {
+		e.failed(i)
+	}
+	if got := len(e.possible()); got != 4 {
+		t.Errorf("%d possibilities kept, want 4", got)
+	}
+}

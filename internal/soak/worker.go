@@ -1,0 +1,418 @@
+package soak
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"sync"
+
+	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+)
+
+// The key space of one writer (scripts/soak_python.py uses the same):
+// <prefix>/s/<i> single objects of SingleSizes, <prefix>/b/<g>/<i> batches of
+// BatchKeys x BatchValue bytes, <prefix>/m/<g>/<i> multi-buffer objects of
+// MultiKeys keys x MultiBufs buffers x MultiBuf bytes, laid out in memory
+// the way a layer-first page is (buffer b of key i at (b*MultiKeys+i)*MultiBuf).
+const (
+	SingleKeys = 48
+	Groups     = 4
+	BatchKeys  = 16
+	BatchValue = 16 << 10
+	MultiKeys  = 8
+	MultiBufs  = 4
+	MultiBuf   = 2 << 10
+)
+
+// SingleSizes are the sizes a single object is written with.
+var SingleSizes = []int{1 << 10, 4 << 10, 60 << 10, 250 << 10}
+
+const (
+	batchBytes = BatchKeys * BatchValue
+	multiBytes = MultiKeys * MultiBufs * MultiBuf
+	// MemSize is the registered memory a Worker needs: sources and
+	// destinations of one batch and one multi-buffer batch.
+	MemSize = 2*batchBytes + 2*multiBytes
+)
+
+// Worker is one writer's traffic: single puts, upserts, gets and removes,
+// zero-copy batches and multi-buffer batches of its own keys, each read
+// checked against its model, and reads of other clients' keys, each checked
+// to be a whole value of its key.
+type Worker struct {
+	St     *mooncake.Store // writes go through it (give it a placement in the writer's own segment)
+	Mem    *hostmem.Memory // MemSize bytes, registered with St
+	Prefix string
+	Seed   int64
+	// Cross, when set, names another client's key to read (or "").
+	Cross func(r *rand.Rand) string
+
+	mu    sync.Mutex
+	stats *Stats
+
+	model   map[string]*entry
+	singles []string
+	batches [Groups][]string
+	multis  [Groups][]string
+	scratch []byte
+	res     []int64
+	addrs   []uintptr
+	sizes   []uint64
+	offs    []uint64
+}
+
+// Snapshot returns a copy of the counters so far.
+func (w *Worker) Snapshot() *Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stats == nil {
+		return NewStats()
+	}
+	return w.stats.Clone()
+}
+
+func (w *Worker) init() error {
+	if w.Mem == nil || w.Mem.Size() < MemSize {
+		return fmt.Errorf("soak: worker needs %d bytes of registered memory", MemSize)
+	}
+	w.stats = NewStats()
+	w.model = map[string]*entry{}
+	add := func(k string) string { w.model[k] = &entry{}; return k }
+	for i := 0; i < SingleKeys; i++ {
+		w.singles = append(w.singles, add(fmt.Sprintf("%s/s/%d", w.Prefix, i)))
+	}
+	for g := 0; g < Groups; g++ {
+		for i := 0; i < BatchKeys; i++ {
+			w.batches[g] = append(w.batches[g], add(fmt.Sprintf("%s/b/%d/%d", w.Prefix, g, i)))
+		}
+		for i := 0; i < MultiKeys; i++ {
+			w.multis[g] = append(w.multis[g], add(fmt.Sprintf("%s/m/%d/%d", w.Prefix, g, i)))
+		}
+	}
+	w.scratch = make([]byte, SingleSizes[len(SingleSizes)-1])
+	return nil
+}
+
+// Run does traffic until stop is closed.
+func (w *Worker) Run(stop <-chan struct{}) error {
+	if err := w.init(); err != nil {
+		return err
+	}
+	r := rand.New(rand.NewSource(w.Seed))
+	for {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		switch n := r.Intn(100); {
+		case n < 20:
+			w.write(w.singles[r.Intn(len(w.singles))], SingleSizes[r.Intn(len(SingleSizes))])
+		case n < 40:
+			w.get(w.singles[r.Intn(len(w.singles))])
+		case n < 55:
+			w.batch(r.Intn(Groups))
+		case n < 70:
+			w.multi(r.Intn(Groups))
+		case n < 75:
+			w.remove(w.singles[r.Intn(len(w.singles))])
+		case n < 80:
+			w.exist(r)
+		default:
+			if w.Cross != nil {
+				if k := w.Cross(r); k != "" {
+					w.cross(k)
+				}
+			}
+		}
+	}
+}
+
+// Sweep reads every key of the worker once and checks it against the
+// model (after Run has returned).
+func (w *Worker) Sweep() {
+	for _, k := range w.singles {
+		w.get(k)
+	}
+	for g := 0; g < Groups; g++ {
+		for _, k := range append(append([]string(nil), w.batches[g]...), w.multis[g]...) {
+			w.get(k)
+		}
+	}
+}
+
+func code(err error) string {
+	var me *mooncake.Error
+	if errors.As(err, &me) && me.Code != 0 {
+		return me.Code.Error()
+	}
+	if errors.As(err, &me) && me.Err != nil {
+		return me.Err.Error()
+	}
+	return err.Error()
+}
+
+func (w *Worker) count(op string, keys int) {
+	w.stats.Ops[op]++
+	w.stats.Keys[op] += int64(keys)
+}
+
+func (w *Worker) fail(op string, err error) {
+	w.stats.Errors[op+": "+code(err)]++
+}
+
+// found checks a read of key that returned b (nil and notFound: no such
+// object) against the model.
+func (w *Worker) found(op, key string, b []byte, notFound bool) {
+	e := w.model[key]
+	var ver uint32
+	if !notFound {
+		v, err := Check(b, key)
+		if err != nil {
+			w.stats.Corrupt++
+			w.stats.note("%s %q: %d bytes: %v", op, key, len(b), err)
+			return
+		}
+		w.stats.BytesVerified += int64(len(b))
+		ver = v
+	}
+	if e != nil && !e.verdict(ver) {
+		w.stats.Lost++
+		w.stats.note("%s %q: read version %d (0: not found), the model has %v", op, key, ver, e.possible())
+	}
+}
+
+func (w *Worker) write(key string, size int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e := w.model[key]
+	ver := e.next()
+	v := w.scratch[:size]
+	Fill(v, key, ver)
+	op, put := "upsert", w.St.Upsert
+	if cur, ok := e.certain(); ok && cur == 0 {
+		op, put = "put", w.St.Put
+	}
+	w.count(op, 1)
+	switch err := put(key, v); {
+	case err == nil:
+		e.acked(ver)
+	case op == "put" && errors.Is(err, mooncake.ErrObjectAlreadyExists):
+		w.stats.Lost++
+		w.stats.note("put %q: exists, the model has it removed", key)
+		e.failed(ver)
+	default:
+		w.fail(op, err)
+		e.failed(ver)
+	}
+}
+
+func (w *Worker) get(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.count("get", 1)
+	b, err := w.St.Get(key)
+	switch {
+	case err == nil:
+		w.found("get", key, b, false)
+	case errors.Is(err, mooncake.ErrObjectNotFound):
+		w.found("get", key, nil, true)
+	default:
+		w.fail("get", err)
+	}
+}
+
+func (w *Worker) cross(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.count("cross_get", 1)
+	b, err := w.St.Get(key)
+	switch {
+	case err == nil:
+		w.found("cross_get", key, b, false)
+	case errors.Is(err, mooncake.ErrObjectNotFound):
+	default:
+		w.fail("cross_get", err)
+	}
+}
+
+func (w *Worker) remove(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.count("remove", 1)
+	e := w.model[key]
+	// force: the worker's own gets hold read leases.
+	switch err := w.St.Remove(key, true); {
+	case err == nil:
+		e.acked(0)
+	case errors.Is(err, mooncake.ErrObjectNotFound):
+		w.found("remove", key, nil, true)
+	default:
+		w.fail("remove", err)
+		e.failed(0)
+	}
+}
+
+func (w *Worker) exist(r *rand.Rand) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	keys := w.batches[r.Intn(Groups)]
+	w.count("batch_is_exist", len(keys))
+	res, err := w.St.BatchIsExist(keys, w.res)
+	w.res = res
+	if err != nil {
+		w.fail("batch_is_exist", err)
+		return
+	}
+	for i, k := range keys {
+		ver, certain := w.model[k].certain()
+		switch {
+		case res[i] < 0:
+			w.fail("batch_is_exist", mooncake.ResultError(mooncake.OpBatchIsExist, k, res[i]))
+		case certain && (res[i] == 1) != (ver != 0):
+			w.stats.Lost++
+			w.stats.note("batch_is_exist %q: %d, the model has version %d", k, res[i], ver)
+		}
+	}
+}
+
+// batch writes one group with BatchPutFrom (all keys absent) or
+// BatchUpsertFrom, then reads it back with BatchGetInto.
+func (w *Worker) batch(g int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	keys := w.batches[g]
+	mem := w.Mem.Bytes()
+	src, dst := w.Mem.Addr(), w.Mem.Addr()+batchBytes
+	var vers [BatchKeys]uint32
+	absent := true
+	w.addrs, w.sizes = w.addrs[:0], w.sizes[:0]
+	for i, k := range keys {
+		e := w.model[k]
+		if cur, ok := e.certain(); !ok || cur != 0 {
+			absent = false
+		}
+		vers[i] = e.next()
+		Fill(mem[i*BatchValue:(i+1)*BatchValue], k, vers[i])
+		w.addrs = append(w.addrs, src+uintptr(i*BatchValue))
+		w.sizes = append(w.sizes, BatchValue)
+	}
+	op, call := "batch_upsert_from", w.St.BatchUpsertFrom
+	if absent {
+		op, call = "batch_put_from", w.St.BatchPutFrom
+	}
+	w.count(op, len(keys))
+	res, err := call(keys, w.addrs, w.sizes, w.res)
+	w.res = res
+	w.settle(op, keys, vers[:], res, err)
+	if err != nil {
+		return
+	}
+	clear(mem[batchBytes : 2*batchBytes])
+	for i := range keys {
+		w.addrs[i] = dst + uintptr(i*BatchValue)
+	}
+	w.count("batch_get_into", len(keys))
+	res, err = w.St.BatchGetInto(keys, w.addrs, w.sizes, w.res)
+	w.res = res
+	if err != nil {
+		w.fail("batch_get_into", err)
+		return
+	}
+	for i, k := range keys {
+		w.readResult("batch_get_into", k, res[i], mem[batchBytes+i*BatchValue:batchBytes+(i+1)*BatchValue])
+	}
+}
+
+// multi is batch with multi-buffer objects: BatchPutFromMultiBuffers or
+// BatchUpsertFromMultiBuffers, then BatchGetIntoMultiBuffers.
+func (w *Worker) multi(g int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	keys := w.multis[g]
+	mem := w.Mem.Bytes()
+	base := 2 * batchBytes
+	src, dst := base, base+multiBytes
+	var vers [MultiKeys]uint32
+	absent := true
+	w.addrs, w.sizes, w.offs = w.addrs[:0], w.sizes[:0], append(w.offs[:0], 0)
+	val := w.scratch[:MultiBufs*MultiBuf]
+	for i, k := range keys {
+		e := w.model[k]
+		if cur, ok := e.certain(); !ok || cur != 0 {
+			absent = false
+		}
+		vers[i] = e.next()
+		Fill(val, k, vers[i])
+		for b := 0; b < MultiBufs; b++ {
+			off := src + (b*MultiKeys+i)*MultiBuf
+			copy(mem[off:off+MultiBuf], val[b*MultiBuf:])
+			w.addrs = append(w.addrs, w.Mem.Addr()+uintptr(off))
+			w.sizes = append(w.sizes, MultiBuf)
+		}
+		w.offs = append(w.offs, uint64(len(w.addrs)))
+	}
+	op, call := "batch_upsert_from_multi_buffers", w.St.BatchUpsertFromMultiBuffers
+	if absent {
+		op, call = "batch_put_from_multi_buffers", w.St.BatchPutFromMultiBuffers
+	}
+	w.count(op, len(keys))
+	res, err := call(keys, w.addrs, w.sizes, w.offs, w.res)
+	w.res = res
+	w.settle(op, keys, vers[:], res, err)
+	if err != nil {
+		return
+	}
+	clear(mem[dst : dst+multiBytes])
+	for i := range w.addrs {
+		w.addrs[i] += uintptr(multiBytes)
+	}
+	w.count("batch_get_into_multi_buffers", len(keys))
+	res, err = w.St.BatchGetIntoMultiBuffers(keys, w.addrs, w.sizes, w.offs, w.res)
+	w.res = res
+	if err != nil {
+		w.fail("batch_get_into_multi_buffers", err)
+		return
+	}
+	for i, k := range keys {
+		for b := 0; b < MultiBufs; b++ {
+			off := dst + (b*MultiKeys+i)*MultiBuf
+			copy(val[b*MultiBuf:], mem[off:off+MultiBuf])
+		}
+		w.readResult("batch_get_into_multi_buffers", k, res[i], val)
+	}
+}
+
+// settle records a batch write's outcome per key.
+func (w *Worker) settle(op string, keys []string, vers []uint32, res []int64, err error) {
+	for i, k := range keys {
+		switch {
+		case err != nil:
+			w.model[k].failed(vers[i])
+		case res[i] >= 0:
+			w.model[k].acked(vers[i])
+		default:
+			w.model[k].failed(vers[i])
+			w.fail(op, mooncake.ResultError(mooncake.Op(op), k, res[i]))
+		}
+	}
+	if err != nil {
+		w.fail(op, err)
+	}
+}
+
+// readResult checks one key of a batch read: n is its result, b its bytes.
+func (w *Worker) readResult(op, key string, n int64, b []byte) {
+	switch {
+	case n == int64(len(b)):
+		w.found(op, key, b, false)
+	case n == int64(mooncake.ErrObjectNotFound):
+		w.found(op, key, nil, true)
+	case n < 0:
+		w.fail(op, mooncake.ResultError(mooncake.Op(op), key, n))
+	default:
+		w.stats.Corrupt++
+		w.stats.note("%s %q: %d bytes read into %d", op, key, n, len(b))
+	}
+}
