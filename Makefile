@@ -32,7 +32,7 @@ PKGS      := ./...
 MCGO_HEADERS := $(shell cat cgo/include/mcgo/*.h cgo/common/*.h cgo/embedded/base/*.h | cksum | cut -d' ' -f1)
 export CGO_CPPFLAGS += -DMCGO_HEADERS_DIGEST=$(MCGO_HEADERS)
 
-.PHONY: native test-native chaos-native demo-native require-mooncake
+.PHONY: native test-native chaos-native soak-native demo-native require-mooncake
 .PHONY: all demo test deps check lint go-test go-test-race go-test-cgocheck2 go-test-nocgo \
         cpp-test cpp-test-asan cpp-test-tsan bench fuzz clean
 
@@ -144,6 +144,20 @@ test-native: native
 # restarts or cuts off part of the cluster by PID (docs/faults.md).
 chaos-native: native
 	$(NATIVE_ENV) $(GO) test -count=1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./internal/faults/
+
+# The soak: a Go client, a Go client process and upstream's Python client on
+# one loopback master for SOAK_DURATION, one client process restarted every
+# SOAK_RESTART, every byte read checked (internal/soak, docs/soak.md). The
+# report goes to SOAK_REPORT (default build/soak/<time>/report.md).
+SOAK_DURATION ?= 10m
+SOAK_RESTART  ?= 1m
+SOAK_TIMEOUT  ?= 3h
+SOAK_REPORT   ?=
+soak-native: native
+	@test -n "$(MOONCAKE_PYTHONPATH)" || { echo "make soak-native needs upstream's Python client: MOONCAKE_PYTHONPATH=<dir with mooncake/>"; exit 1; }
+	$(NATIVE_ENV) MCGO_SOAK_DURATION=$(SOAK_DURATION) MCGO_SOAK_RESTART=$(SOAK_RESTART) MCGO_SOAK_REPORT="$(SOAK_REPORT)" PYTHON="$(PYTHON)" \
+	  MCGO_SOAK_COMMAND="make soak-native MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH) SOAK_DURATION=$(SOAK_DURATION) SOAK_RESTART=$(SOAK_RESTART)" \
+	  $(GO) test -count=1 -tags mooncake_native -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) -v ./internal/soak/
 
 demo-native: native
 	$(NATIVE_ENV) $(CLUSTER) -- $(GO) run -tags mooncake_native ./cmd/mooncake-demo $(DEMO_ARGS)

@@ -77,7 +77,8 @@ type Stats struct {
 	Errors        map[string]int64 `json:"errors"`         // "op: CODE" -> count, per key for batches
 	Corrupt       int64            `json:"corrupt"`        // reads whose bytes are no value of their key
 	Lost          int64            `json:"lost"`           // acknowledged writes read back missing or as another version
-	Notes         []string         `json:"notes"`          // the first corrupt and lost reads, described
+	CorruptNotes  []string         `json:"corrupt_notes"`  // the first corrupt reads, described
+	LostNotes     []string         `json:"lost_notes"`     // the first lost writes, described
 }
 
 // NewStats returns empty counters.
@@ -85,12 +86,22 @@ func NewStats() *Stats {
 	return &Stats{Ops: map[string]int64{}, Keys: map[string]int64{}, Errors: map[string]int64{}}
 }
 
-const maxNotes = 20
+const maxNotes = 10
 
-func (s *Stats) note(format string, args ...any) {
-	if len(s.Notes) < maxNotes {
-		s.Notes = append(s.Notes, fmt.Sprintf(format, args...))
+func note(notes *[]string, format string, args ...any) {
+	if len(*notes) < maxNotes {
+		*notes = append(*notes, fmt.Sprintf(format, args...))
 	}
+}
+
+func (s *Stats) corrupt(format string, args ...any) {
+	s.Corrupt++
+	note(&s.CorruptNotes, format, args...)
+}
+
+func (s *Stats) lost(format string, args ...any) {
+	s.Lost++
+	note(&s.LostNotes, format, args...)
 }
 
 // Add adds o into s.
@@ -107,17 +118,19 @@ func (s *Stats) Add(o *Stats) {
 	s.BytesVerified += o.BytesVerified
 	s.Corrupt += o.Corrupt
 	s.Lost += o.Lost
-	for _, n := range o.Notes {
-		if len(s.Notes) < maxNotes {
-			s.Notes = append(s.Notes, n)
-		}
+	for _, n := range o.CorruptNotes {
+		note(&s.CorruptNotes, "%s", n)
+	}
+	for _, n := range o.LostNotes {
+		note(&s.LostNotes, "%s", n)
 	}
 }
 
 // Clone returns a copy of s.
 func (s *Stats) Clone() *Stats {
 	c := &Stats{Ops: maps.Clone(s.Ops), Keys: maps.Clone(s.Keys), Errors: maps.Clone(s.Errors),
-		BytesVerified: s.BytesVerified, Corrupt: s.Corrupt, Lost: s.Lost, Notes: append([]string(nil), s.Notes...)}
+		BytesVerified: s.BytesVerified, Corrupt: s.Corrupt, Lost: s.Lost,
+		CorruptNotes: append([]string(nil), s.CorruptNotes...), LostNotes: append([]string(nil), s.LostNotes...)}
 	return c
 }
 

@@ -25,7 +25,8 @@ const (
 	MultiBuf   = 2 << 10
 )
 
-// SingleSizes are the sizes a single object is written with.
+// SingleSizes are the sizes of single objects: object i has SingleSizes[i %
+// len(SingleSizes)].
 var SingleSizes = []int{1 << 10, 4 << 10, 60 << 10, 250 << 10}
 
 const (
@@ -108,7 +109,7 @@ func (w *Worker) Run(stop <-chan struct{}) error {
 		}
 		switch n := r.Intn(100); {
 		case n < 20:
-			w.write(w.singles[r.Intn(len(w.singles))], SingleSizes[r.Intn(len(SingleSizes))])
+			w.write(r.Intn(len(w.singles)))
 		case n < 40:
 			w.get(w.singles[r.Intn(len(w.singles))])
 		case n < 55:
@@ -170,20 +171,24 @@ func (w *Worker) found(op, key string, b []byte, notFound bool) {
 	if !notFound {
 		v, err := Check(b, key)
 		if err != nil {
-			w.stats.Corrupt++
-			w.stats.note("%s %q: %d bytes: %v", op, key, len(b), err)
+			w.stats.corrupt("%s %q: %d bytes: %v", op, key, len(b), err)
 			return
 		}
 		w.stats.BytesVerified += int64(len(b))
 		ver = v
 	}
 	if e != nil && !e.verdict(ver) {
-		w.stats.Lost++
-		w.stats.note("%s %q: read version %d (0: not found), the model has %v", op, key, ver, e.possible())
+		w.stats.lost("%s %q: read version %d (0: not found), the model has %v", op, key, ver, e.possible())
 	}
 }
 
-func (w *Worker) write(key string, size int) {
+// write puts or upserts single object i. Its size is fixed by i: upstream
+// upserts an object of the same size in place, and one of another size
+// into new memory, keeping the old until its readers are surely done (the
+// master's discarded replicas), which with random sizes filled the segments
+// and made the master evict.
+func (w *Worker) write(i int) {
+	key, size := w.singles[i], SingleSizes[i%len(SingleSizes)]
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e := w.model[key]
@@ -199,8 +204,7 @@ func (w *Worker) write(key string, size int) {
 	case err == nil:
 		e.acked(ver)
 	case op == "put" && errors.Is(err, mooncake.ErrObjectAlreadyExists):
-		w.stats.Lost++
-		w.stats.note("put %q: exists, the model has it removed", key)
+		w.stats.lost("put %q: exists, the model has it removed", key)
 		e.failed(ver)
 	default:
 		w.fail(op, err)
@@ -271,8 +275,7 @@ func (w *Worker) exist(r *rand.Rand) {
 		case res[i] < 0:
 			w.fail("batch_is_exist", mooncake.ResultError(mooncake.OpBatchIsExist, k, res[i]))
 		case certain && (res[i] == 1) != (ver != 0):
-			w.stats.Lost++
-			w.stats.note("batch_is_exist %q: %d, the model has version %d", k, res[i], ver)
+			w.stats.lost("batch_is_exist %q: %d, the model has version %d", k, res[i], ver)
 		}
 	}
 }
@@ -412,7 +415,6 @@ func (w *Worker) readResult(op, key string, n int64, b []byte) {
 	case n < 0:
 		w.fail(op, mooncake.ResultError(mooncake.Op(op), key, n))
 	default:
-		w.stats.Corrupt++
-		w.stats.note("%s %q: %d bytes read into %d", op, key, n, len(b))
+		w.stats.corrupt("%s %q: %d bytes read into %d", op, key, n, len(b))
 	}
 }

@@ -62,7 +62,7 @@ func TestWorkers(t *testing.T) {
 			}
 		}
 		if s.Corrupt != 0 || s.Lost != 0 || own != 0 {
-			t.Errorf("worker %d: %d corrupt, %d lost, errors %s: %v", i, s.Corrupt, s.Lost, s.ErrorSummary(), s.Notes)
+			t.Errorf("worker %d: %d corrupt, %d lost, errors %s: %v", i, s.Corrupt, s.Lost, s.ErrorSummary(), append(s.CorruptNotes, s.LostNotes...))
 		}
 		for _, op := range []string{"put", "upsert", "get", "batch_get_into", "batch_get_into_multi_buffers", "remove", "batch_is_exist", "cross_get"} {
 			if s.Ops[op] == 0 {

@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""Upstream's Python client in the soak (make soak-native; internal/soak).
+
+It writes, reads and checks the same values as the Go soak worker
+(internal/soak/value.go, worker.go; keep them in step): a value is a 16-byte
+header ("MCSK", version, crc32(key), size, little-endian u32s) and the body
+sha256(key + "#" + version) repeated. Its own keys live under --prefix with
+the Go worker's layout (s/<i> singles, b/<g>/<i> zero-copy batches,
+m/<g>/<i> multi-buffer objects), placed in its own segment, and each read of
+them is checked against its model; it also reads the long-lived Go client's
+single keys (--cross-prefix) and checks that each is a whole value of its key.
+
+Every two seconds, and once more on SIGTERM before it closes the store, it
+prints one JSON line: {"stats": {...}} with the Go worker's Stats fields
+(error codes as numbers, "op: -704"). SIGKILL ends it without a word.
+
+Configuration comes from the environment (MOONCAKE_MASTER,
+MOONCAKE_TE_META_DATA_SERVER, MC_TCP_BIND_ADDRESS).
+"""
+import argparse
+import ctypes
+import hashlib
+import json
+import mmap
+import os
+import random
+import signal
+import struct
+import sys
+import time
+import zlib
+
+from mooncake.store import MooncakeDistributedStore, ReplicateConfig
+
+SINGLE_KEYS, GROUPS = 48, 4
+BATCH_KEYS, BATCH_VALUE = 16, 16 << 10
+MULTI_KEYS, MULTI_BUFS, MULTI_BUF = 8, 4, 2 << 10
+SINGLE_SIZES = [1 << 10, 4 << 10, 60 << 10, 250 << 10]
+NOT_FOUND = -704
+HEADER = 16
+
+
+def value(key, ver, size):
+    d = hashlib.sha256(f"{key}#{ver}".encode()).digest()
+    body = (d * ((size - HEADER) // 32 + 1))[:size - HEADER]
+    return b"MCSK" + struct.pack("<III", ver, zlib.crc32(key.encode()), size) + body
+
+
+def check(b, key):
+    """The version of b if it is a whole value of key, else None."""
+    if len(b) < HEADER or b[:4] != b"MCSK":
+        return None
+    ver, crc, size = struct.unpack("<III", b[4:16])
+    if crc != zlib.crc32(key.encode()) or size != len(b):
+        return None
+    return ver if value(key, ver, size) == b else None
+
+
+class Entry:
+    """The versions a key may hold (0: absent), as in internal/soak/model.go."""
+
+    def __init__(self):
+        self.vers = [0]
+
+    def next(self):
+        return max(self.vers) + 1
+
+    def certain(self):
+        return self.vers[0] if len(self.vers) == 1 else None
+
+    def acked(self, ver):
+        self.vers = [ver]
+
+    def failed(self, ver):
+        self.vers = (self.vers + [ver])[-4:]
+
+    def verdict(self, found):
+        if found in self.vers:
+            self.vers = [found]
+            return True
+        return False
+
+
+class Memory:
+    def __init__(self, size):
+        self.mm = mmap.mmap(-1, size)
+        self.addr = ctypes.addressof(ctypes.c_char.from_buffer(self.mm))
+        self.size = size
+
+    def write(self, off, data):
+        self.mm[off:off + len(data)] = data
+
+    def read(self, off, n):
+        return bytes(self.mm[off:off + n])
+
+    def clear(self, off, n):
+        self.mm[off:off + n] = bytes(n)
+
+
+class Soak:
+    def __init__(self, prefix, cross_prefix, seed):
+        self.prefix, self.cross_prefix = prefix, cross_prefix
+        self.rand = random.Random(seed)
+        self.store = MooncakeDistributedStore()
+        rc = self.store.setup("127.0.0.1", os.environ["MOONCAKE_TE_META_DATA_SERVER"],
+                              128 << 20, 16 << 20, "tcp", "", os.environ["MOONCAKE_MASTER"])
+        if rc != 0:
+            raise SystemExit(f"setup returned {rc}")
+        self.cfg = ReplicateConfig()
+        self.cfg.preferred_segments = [self.store.get_hostname()]
+        self.batch_bytes = BATCH_KEYS * BATCH_VALUE
+        self.multi_bytes = MULTI_KEYS * MULTI_BUFS * MULTI_BUF
+        self.single_off = 2 * self.batch_bytes + 2 * self.multi_bytes
+        self.mem = Memory(self.single_off + SINGLE_SIZES[-1])
+        rc = self.store.register_buffer(self.mem.addr, self.mem.size)
+        if rc != 0:
+            raise SystemExit(f"register_buffer returned {rc}")
+        self.model = {}
+        self.singles = [self._key(f"s/{i}") for i in range(SINGLE_KEYS)]
+        self.batches = [[self._key(f"b/{g}/{i}") for i in range(BATCH_KEYS)] for g in range(GROUPS)]
+        self.multis = [[self._key(f"m/{g}/{i}") for i in range(MULTI_KEYS)] for g in range(GROUPS)]
+        self.stats = {"ops": {}, "keys": {}, "bytes_verified": 0, "errors": {},
+                      "corrupt": 0, "lost": 0, "corrupt_notes": [], "lost_notes": []}
+
+    def _key(self, rest):
+        k = f"{self.prefix}/{rest}"
+        self.model[k] = Entry()
+        return k
+
+    # -- counters ---------------------------------------------------------
+
+    def count(self, op, keys=1):
+        s = self.stats
+        s["ops"][op] = s["ops"].get(op, 0) + 1
+        s["keys"][op] = s["keys"].get(op, 0) + keys
+
+    def fail(self, op, rc):
+        k = f"{op}: {rc}"
+        self.stats["errors"][k] = self.stats["errors"].get(k, 0) + 1
+
+    def corrupt(self, msg):
+        self.stats["corrupt"] += 1
+        if len(self.stats["corrupt_notes"]) < 10:
+            self.stats["corrupt_notes"].append(msg)
+
+    def lost(self, msg):
+        self.stats["lost"] += 1
+        if len(self.stats["lost_notes"]) < 10:
+            self.stats["lost_notes"].append(msg)
+
+    def found(self, op, key, b):
+        """A read of key returned b (None: not found): check it."""
+        ver = 0
+        if b is not None:
+            ver = check(b, key)
+            if ver is None:
+                self.corrupt(f"{op} {key!r}: {len(b)} bytes that are no value of it")
+                return
+            self.stats["bytes_verified"] += len(b)
+        e = self.model.get(key)
+        if e is not None and not e.verdict(ver):
+            self.lost(f"{op} {key!r}: read version {ver} (0: not found), the model has {e.vers}")
+
+    # -- operations -------------------------------------------------------
+
+    def write(self, i):
+        """Single object i, of the fixed size SINGLE_SIZES[i % 4] (as worker.go)."""
+        key, size = self.singles[i], SINGLE_SIZES[i % len(SINGLE_SIZES)]
+        e = self.model[key]
+        ver = e.next()
+        v = value(key, ver, size)
+        op = "put" if e.certain() == 0 else "upsert"
+        self.count(op)
+        rc = (self.store.put if op == "put" else self.store.upsert)(key, v, self.cfg)
+        if rc == 0:
+            e.acked(ver)
+        else:
+            self.fail(op, rc)
+            e.failed(ver)
+
+    def get(self, key):
+        self.count("get_into")
+        n = self.store.get_into(key, self.mem.addr + self.single_off, SINGLE_SIZES[-1])
+        if n >= 0:
+            self.found("get_into", key, self.mem.read(self.single_off, n))
+        elif n == NOT_FOUND:
+            self.found("get_into", key, None)
+        else:
+            self.fail("get_into", n)
+
+    def cross(self):
+        key = f"{self.cross_prefix}/s/{self.rand.randrange(SINGLE_KEYS)}"
+        self.count("cross_get")
+        b = self.store.get(key)
+        if b:  # upstream's get returns b"" for a missing key and for an error alike
+            self.found("cross_get", key, bytes(b))
+
+    def remove(self, key):
+        self.count("remove")
+        rc = self.store.remove(key, True)
+        e = self.model[key]
+        if rc == 0:
+            e.acked(0)
+        elif rc == NOT_FOUND:
+            self.found("remove", key, None)
+        else:
+            self.fail("remove", rc)
+            e.failed(0)
+
+    def exist(self):
+        keys = self.batches[self.rand.randrange(GROUPS)]
+        self.count("batch_is_exist", len(keys))
+        for k, r in zip(keys, self.store.batch_is_exist(keys)):
+            ver = self.model[k].certain()
+            if r < 0:
+                self.fail("batch_is_exist", r)
+            elif ver is not None and (r == 1) != (ver != 0):
+                self.lost(f"batch_is_exist {k!r}: {r}, the model has version {ver}")
+
+    def settle(self, op, keys, vers, res):
+        for k, v, r in zip(keys, vers, res):
+            if r >= 0:
+                self.model[k].acked(v)
+            else:
+                self.model[k].failed(v)
+                self.fail(op, r)
+
+    def batch(self, g):
+        keys = self.batches[g]
+        vers = [self.model[k].next() for k in keys]
+        absent = all(self.model[k].certain() == 0 for k in keys)
+        for i, (k, v) in enumerate(zip(keys, vers)):
+            self.mem.write(i * BATCH_VALUE, value(k, v, BATCH_VALUE))
+        src = [self.mem.addr + i * BATCH_VALUE for i in range(len(keys))]
+        op = "batch_put_from" if absent else "batch_upsert_from"
+        self.count(op, len(keys))
+        fn = self.store.batch_put_from if absent else self.store.batch_upsert_from
+        self.settle(op, keys, vers, fn(keys, src, [BATCH_VALUE] * len(keys), self.cfg))
+        self.mem.clear(self.batch_bytes, self.batch_bytes)
+        dst = [a + self.batch_bytes for a in src]
+        self.count("batch_get_into", len(keys))
+        res = self.store.batch_get_into(keys, dst, [BATCH_VALUE] * len(keys))
+        for i, (k, r) in enumerate(zip(keys, res)):
+            self.read_result("batch_get_into", k, r, lambda i=i: self.mem.read(self.batch_bytes + i * BATCH_VALUE, BATCH_VALUE), BATCH_VALUE)
+
+    def multi(self, g):
+        """Multi-buffer objects: the Python client has no multi-buffer upsert,
+        so keys that may exist are removed first, then put."""
+        keys = self.multis[g]
+        base = 2 * self.batch_bytes
+        src, dst = base, base + self.multi_bytes
+        for k in keys:
+            if self.model[k].certain() != 0:
+                self.remove(k)
+        keys = [k for k in keys if self.model[k].certain() == 0]
+        if not keys:
+            return
+        vers = [self.model[k].next() for k in keys]
+        ptrs, sizes = [], []
+        for i, (k, v) in enumerate(zip(keys, vers)):
+            val = value(k, v, MULTI_BUFS * MULTI_BUF)
+            ps = []
+            for b in range(MULTI_BUFS):
+                off = src + (b * MULTI_KEYS + i) * MULTI_BUF
+                self.mem.write(off, val[b * MULTI_BUF:(b + 1) * MULTI_BUF])
+                ps.append(self.mem.addr + off)
+            ptrs.append(ps)
+            sizes.append([MULTI_BUF] * MULTI_BUFS)
+        self.count("batch_put_from_multi_buffers", len(keys))
+        self.settle("batch_put_from_multi_buffers", keys, vers,
+                    self.store.batch_put_from_multi_buffers(keys, ptrs, sizes, self.cfg))
+        self.mem.clear(dst, self.multi_bytes)
+        dptrs = [[p + self.multi_bytes for p in ps] for ps in ptrs]
+        self.count("batch_get_into_multi_buffers", len(keys))
+        res = self.store.batch_get_into_multi_buffers(keys, dptrs, sizes)
+
+        def gather(i):
+            return b"".join(self.mem.read(dst + (b * MULTI_KEYS + i) * MULTI_BUF, MULTI_BUF) for b in range(MULTI_BUFS))
+        for i, (k, r) in enumerate(zip(keys, res)):
+            self.read_result("batch_get_into_multi_buffers", k, r, lambda i=i: gather(i), MULTI_BUFS * MULTI_BUF)
+
+    def read_result(self, op, key, r, data, size):
+        if r == size:
+            self.found(op, key, data())
+        elif r == NOT_FOUND:
+            self.found(op, key, None)
+        elif r < 0:
+            self.fail(op, r)
+        else:
+            self.corrupt(f"{op} {key!r}: {r} bytes read into {size}")
+
+    def step(self):
+        n = self.rand.randrange(100)
+        if n < 20:
+            self.write(self.rand.randrange(SINGLE_KEYS))
+        elif n < 40:
+            self.get(self.rand.choice(self.singles))
+        elif n < 55:
+            self.batch(self.rand.randrange(GROUPS))
+        elif n < 70:
+            self.multi(self.rand.randrange(GROUPS))
+        elif n < 75:
+            self.remove(self.rand.choice(self.singles))
+        elif n < 80:
+            self.exist()
+        elif self.cross_prefix:
+            self.cross()
+
+    def report(self, final=False):
+        print(json.dumps({"stats": self.stats, "final": final}), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--prefix", required=True)
+    ap.add_argument("--cross-prefix", default="")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+    s = Soak(args.prefix, args.cross_prefix, args.seed)
+    print(json.dumps({"ready": s.store.get_hostname()}), flush=True)
+    last = time.monotonic()
+    while not stopping:
+        s.step()
+        if time.monotonic() - last >= 2:
+            s.report()
+            last = time.monotonic()
+    for k in list(s.model):
+        s.get(k)
+    s.report(final=True)
+    s.store.unregister_buffer(s.mem.addr)
+    s.store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
