@@ -139,6 +139,9 @@ test-native: native
 	  $(GO) test -count=1 -p 1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./internal/codes/... ./mooncake/... ./hostcache/... ./interop/... ./cmd/mooncake-pd/...
 	$(NATIVE_ENV) $(CLUSTER) -- $(GO) test -count=1 -tags mooncake_native -run '^TestTE' $(NATIVE_TEST_FLAGS) ./cmd/mcbench/
 	$(MAKE) --no-print-directory chaos-native
+	@if [ -n "$(MOONCAKE_PYTHONPATH)" ]; then \
+	  $(MAKE) --no-print-directory soak-native SOAK_DURATION=75s SOAK_RESTART=20s SOAK_REPORT=; \
+	else echo "test-native: no short soak (it needs upstream's Python client: MOONCAKE_PYTHONPATH)"; fi
 
 # Fault tests: each starts its own master (internal/testcluster) and kills,
 # restarts or cuts off part of the cluster by PID (docs/faults.md).

@@ -3,8 +3,10 @@ package mooncake
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
+	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
@@ -158,6 +160,7 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 	}
 	h := s.c().handle
 	a, sz, o := bufs.Addrs, bufs.Sizes, bufs.Offsets
+	t0 := time.Now()
 	var rc int32
 	switch op {
 	case OpBatchPutFrom:
@@ -173,6 +176,11 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 	default:
 		rc = h.BatchGetIntoMultiBuffers(k, a, sz, o, s.policy.PreferAllocInSameNode, res)
 	}
+	if op == OpBatchGetInto || op == OpBatchGetIntoMultiBuffers {
+		s.c().stats.batch(op, t0, rc, res, nil)
+	} else {
+		s.c().stats.batch(op, t0, rc, res, &bufs)
+	}
 	s.c().gate.Leave()
 	return batchResult(op, k, rc, res)
 }
@@ -180,26 +188,53 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 // BatchIsExist reports, for each key, 1 (present), 0 (absent) or a negative
 // ErrorCode.
 func (s *Store) BatchIsExist(keys []string, results []int64) ([]int64, error) {
+	return s.keysCall(OpBatchIsExist, keys, results, s.batchIsExist)
+}
+
+func (s *Store) batchIsExist(k *hostmem.Keys, results []int64) ([]int64, error) {
+	return s.packedKeysCall(OpBatchIsExist, k, results, func(h cstore.Client, k *hostmem.Keys, res []int64) int32 {
+		return h.BatchIsExist(k, res)
+	})
+}
+
+// BatchRemove removes each key as Remove does, in one call: results[i] is 0
+// or a negative ErrorCode (ErrObjectNotFound; ErrObjectHasLease unless
+// force; ErrReplicaIsNotReady while a write of it is in flight). Like
+// upstream's batch_remove it is not atomic: some keys may be removed and
+// others not. Turn the results into an error with BatchResultError.
+func (s *Store) BatchRemove(keys []string, force bool, results []int64) ([]int64, error) {
+	return s.keysCall(OpBatchRemove, keys, results, func(k *hostmem.Keys, res []int64) ([]int64, error) {
+		return s.packedKeysCall(OpBatchRemove, k, res, func(h cstore.Client, k *hostmem.Keys, res []int64) int32 {
+			return h.BatchRemove(k, force, res)
+		})
+	})
+}
+
+// keysCall packs keys for call, a batch call that takes only keys.
+func (s *Store) keysCall(op Op, keys []string, results []int64, call func(*hostmem.Keys, []int64) ([]int64, error)) ([]int64, error) {
 	if len(keys) == 0 {
 		return resultsFor(results, 0), nil
 	}
 	ks := s.c().packKeys(keys)
-	res, err := s.batchIsExist(&ks.k, results)
+	res, err := call(&ks.k, results)
 	s.c().freeKeys(ks)
 	return res, err
 }
 
-func (s *Store) batchIsExist(k *hostmem.Keys, results []int64) ([]int64, error) {
+// packedKeysCall makes one crossing with packed keys and a result per key.
+func (s *Store) packedKeysCall(op Op, k *hostmem.Keys, results []int64, cross func(cstore.Client, *hostmem.Keys, []int64) int32) ([]int64, error) {
 	res := resultsFor(results, k.Len())
 	if len(res) == 0 {
 		return res, nil
 	}
 	if !s.c().gate.Enter() {
-		return nil, closedErr(OpBatchIsExist, "")
+		return nil, closedErr(op, "")
 	}
-	rc := s.c().handle.BatchIsExist(k, res)
+	t0 := time.Now()
+	rc := cross(s.c().handle, k, res)
+	s.c().stats.batch(op, t0, rc, res, nil)
 	s.c().gate.Leave()
-	return batchResult(OpBatchIsExist, k, rc, res)
+	return batchResult(op, k, rc, res)
 }
 
 // batchResult is callResult for a batch of keys: a whole-call refusal for

@@ -109,6 +109,7 @@ const (
 	OpBatchIsExist                Op = "batch_is_exist"
 	OpGetSize                     Op = "get_size"
 	OpRemove                      Op = "remove"
+	OpBatchRemove                 Op = "batch_remove"
 	OpRemoveByRegex               Op = "remove_by_regex"
 	OpRemoveAll                   Op = "remove_all"
 )

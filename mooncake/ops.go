@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
@@ -29,12 +30,14 @@ func (s *Store) putCopy(op Op, key string, value []byte) error {
 	if !s.c().gate.Enter() {
 		return closedErr(op, key)
 	}
+	t0 := time.Now()
 	var rc int32
 	if op == OpUpsert {
 		rc = s.c().handle.Upsert(key, value, &s.cpolicy)
 	} else {
 		rc = s.c().handle.Put(key, value, &s.cpolicy)
 	}
+	s.c().stats.single(op, t0, int64(rc), uint64(len(value)))
 	s.c().gate.Leave()
 	return codeErr(op, key, int64(rc))
 }
@@ -60,7 +63,9 @@ func (s *Store) AppendGet(dst []byte, key string) ([]byte, error) {
 	}
 	defer s.c().gate.Leave()
 	// One read: the library holds the object while we make room for it.
+	t0 := time.Now()
 	size, h := s.c().handle.GetBegin(key)
+	s.c().stats.single(OpGet, t0, size, uint64(max(size, 0)))
 	if size < 0 {
 		return dst, codeErr(OpGet, key, size)
 	}
@@ -100,7 +105,9 @@ func (s *Store) GetSize(key string) (int64, error) {
 	if !s.c().gate.Enter() {
 		return 0, closedErr(OpGetSize, key)
 	}
+	t0 := time.Now()
 	n := s.c().handle.GetSize(key)
+	s.c().stats.single(OpGetSize, t0, n, 0)
 	s.c().gate.Leave()
 	if n < 0 {
 		return 0, codeErr(OpGetSize, key, n)
@@ -137,12 +144,14 @@ func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
 	if !s.c().gate.Enter() {
 		return closedErr(op, key)
 	}
+	t0 := time.Now()
 	var rc int32
 	if op == OpUpsertFrom {
 		rc = s.c().handle.UpsertFrom(key, addr, size, &s.cpolicy)
 	} else {
 		rc = s.c().handle.PutFrom(key, addr, size, &s.cpolicy)
 	}
+	s.c().stats.single(op, t0, int64(rc), size)
 	s.c().gate.Leave()
 	return codeErr(op, key, int64(rc))
 }
@@ -154,7 +163,9 @@ func (s *Store) GetInto(key string, addr uintptr, size uint64) (int64, error) {
 	if !s.c().gate.Enter() {
 		return 0, closedErr(OpGetInto, key)
 	}
+	t0 := time.Now()
 	n := s.c().handle.GetInto(key, addr, size)
+	s.c().stats.single(OpGetInto, t0, n, uint64(max(n, 0)))
 	s.c().gate.Leave()
 	if n < 0 {
 		return 0, codeErr(OpGetInto, key, n)
@@ -167,7 +178,9 @@ func (s *Store) IsExist(key string) (bool, error) {
 	if !s.c().gate.Enter() {
 		return false, closedErr(OpIsExist, key)
 	}
+	t0 := time.Now()
 	r := s.c().handle.IsExist(key)
+	s.c().stats.single(OpIsExist, t0, int64(r), 0)
 	s.c().gate.Leave()
 	if r < 0 {
 		return false, codeErr(OpIsExist, key, int64(r))
@@ -182,7 +195,9 @@ func (s *Store) Remove(key string, force bool) error {
 	if !s.c().gate.Enter() {
 		return closedErr(OpRemove, key)
 	}
+	t0 := time.Now()
 	rc := s.c().handle.Remove(key, force)
+	s.c().stats.single(OpRemove, t0, int64(rc), 0)
 	s.c().gate.Leave()
 	return codeErr(OpRemove, key, int64(rc))
 }
@@ -215,7 +230,9 @@ func (s *Store) RemoveByRegex(pattern string, force bool) (int64, error) {
 	if !s.c().gate.Enter() {
 		return 0, closedErr(OpRemoveByRegex, pattern)
 	}
+	t0 := time.Now()
 	n := s.c().handle.RemoveByRegex(pattern, force)
+	s.c().stats.single(OpRemoveByRegex, t0, n, 0)
 	s.c().gate.Leave()
 	if n < 0 {
 		return 0, codeErr(OpRemoveByRegex, pattern, n)
@@ -229,7 +246,9 @@ func (s *Store) RemoveAll(force bool) (int64, error) {
 	if !s.c().gate.Enter() {
 		return 0, closedErr(OpRemoveAll, "")
 	}
+	t0 := time.Now()
 	n := s.c().handle.RemoveAll(force)
+	s.c().stats.single(OpRemoveAll, t0, n, 0)
 	s.c().gate.Leave()
 	if n < 0 {
 		return 0, codeErr(OpRemoveAll, "", n)
@@ -247,7 +266,9 @@ func (s *Store) RegisterBuffer(addr uintptr, size uint64) error {
 	if !s.c().gate.Enter() {
 		return closedErr(OpRegisterBuffer, "")
 	}
+	t0 := time.Now()
 	rc := s.c().handle.RegisterBuffer(addr, size)
+	s.c().stats.single(OpRegisterBuffer, t0, int64(rc), 0)
 	s.c().gate.Leave()
 	return regionErr(OpRegisterBuffer, rc, fmt.Errorf("region [%#x, +%d)", addr, size))
 }
@@ -257,7 +278,9 @@ func (s *Store) UnregisterBuffer(addr uintptr) error {
 	if !s.c().gate.Enter() {
 		return closedErr(OpUnregisterBuffer, "")
 	}
+	t0 := time.Now()
 	rc := s.c().handle.UnregisterBuffer(addr)
+	s.c().stats.single(OpUnregisterBuffer, t0, int64(rc), 0)
 	s.c().gate.Leave()
 	return regionErr(OpUnregisterBuffer, rc, fmt.Errorf("region at %#x", addr))
 }

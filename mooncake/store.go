@@ -45,6 +45,8 @@ type conn struct {
 	// their registrations end at UnregisterMemory or Close.
 	memMu sync.Mutex
 	mems  map[uintptr]*hostmem.Memory
+	// stats counts the calls (Store.Stats); nil on the closed connection.
+	stats *statsTable
 }
 
 // Open creates a client and connects it to the master in cfg. With the
@@ -128,7 +130,7 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 		}
 		return nil, e
 	}
-	s := &Store{conn: &conn{handle: h, cfg: cfg}}
+	s := &Store{conn: &conn{handle: h, cfg: cfg, stats: newStatsTable()}}
 	s.setReplicate(ReplicateConfig{})
 	return s, nil
 }

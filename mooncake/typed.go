@@ -3,6 +3,7 @@ package mooncake
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
@@ -31,7 +32,10 @@ func (s *Store) RegisterMemory(m *hostmem.Memory) error {
 	c.memMu.Lock()
 	defer c.memMu.Unlock()
 	addr, size := m.Addr(), m.Size()
-	if rc := c.handle.RegisterBuffer(addr, size); rc != 0 {
+	t0 := time.Now()
+	rc := c.handle.RegisterBuffer(addr, size)
+	c.stats.single(OpRegisterBuffer, t0, int64(rc), 0)
+	if rc != 0 {
 		m.MarkUnregistered()
 		return regionErr(OpRegisterBuffer, rc, fmt.Errorf("host memory [%#x, +%d)", addr, size))
 	}
@@ -55,7 +59,10 @@ func (s *Store) UnregisterMemory(m *hostmem.Memory) error {
 	if addr == 0 || c.mems[addr] != m {
 		return &Error{Op: OpUnregisterBuffer, Code: ErrInvalidParams, Err: errors.New("memory is not registered with this store through RegisterMemory")}
 	}
-	if rc := c.handle.UnregisterBuffer(addr); rc != 0 {
+	t0 := time.Now()
+	rc := c.handle.UnregisterBuffer(addr)
+	c.stats.single(OpUnregisterBuffer, t0, int64(rc), 0)
+	if rc != 0 {
 		return regionErr(OpUnregisterBuffer, rc, fmt.Errorf("host memory at %#x", addr))
 	}
 	delete(c.mems, addr)

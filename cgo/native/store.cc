@@ -574,6 +574,19 @@ int32_t mcgo_store_remove(mcgo_store *s, const char *key, size_t key_len,
   });
 }
 
+int32_t mcgo_store_batch_remove(mcgo_store *s, const char *keys,
+                                const uint64_t *key_offsets, size_t n,
+                                int32_t force, int64_t *results) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) {
+      return rc;
+    }
+    return Results(call.client()->batchRemove(Keys(keys, key_offsets, n), force != 0), n, results);
+  });
+}
+
 int64_t mcgo_store_remove_by_regex(mcgo_store *s, const char *pattern,
                              size_t pattern_len, int32_t force) {
   return Guard64([&]() -> int64_t {

@@ -49,6 +49,8 @@ var conformanceTests = []struct {
 	{"MultiBufferUpsert", testMultiBufferUpsert},
 	{"UnregisteredMemory", testUnregisteredMemory},
 	{"LeaseAndRemove", testLeaseAndRemove},
+	{"BatchRemove", testBatchRemove},
+	{"Stats", testStats},
 	{"RemoveByRegex", testRemoveByRegex},
 	{"KeyLength", testKeyLength},
 	{"SharedCluster", testSharedCluster},
@@ -132,6 +134,7 @@ func testClosedStore(t *testing.T, c *Cluster) {
 		"Remove":      func() error { return st.Remove(k, true) },
 		"RemoveRegex": func() error { _, err := st.RemoveByRegex("^x", true); return err },
 		"RemoveAll":   func() error { _, err := st.RemoveAll(true); return err },
+		"BatchRemove": func() error { _, err := st.BatchRemove([]string{k}, true, nil); return err },
 		"Register":    func() error { return st.RegisterBuffer(mem.Addr(), 4096) },
 		"Unregister":  func() error { return st.UnregisterBuffer(mem.Addr()) },
 		"BatchPutFrom": func() error {
@@ -727,6 +730,82 @@ func testLeaseAndRemove(t *testing.T, c *Cluster) {
 	isCode(t, st.Remove(k, true), mooncake.ErrObjectNotFound)
 }
 
+// batch_remove: one result per key, each as remove would give it; not
+// atomic (the removable keys go even when others fail).
+func testBatchRemove(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	keys := Keys(t, "k", 4) // 0, 1 (read: leased), 2 (never stored), 3
+	for _, i := range []int{0, 1, 3} {
+		require.NoError(t, st.Put(keys[i], []byte("v")))
+	}
+	_, err := st.Get(keys[1])
+	require.NoError(t, err)
+	res, err := st.BatchRemove(keys, false, make([]int64, 0, 4))
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, int64(mooncake.ErrObjectHasLease), int64(mooncake.ErrObjectNotFound), 0}, res)
+	err = mooncake.BatchResultError(mooncake.OpBatchRemove, keys, res)
+	isCode(t, err, mooncake.ErrObjectHasLease)
+	isCode(t, err, mooncake.ErrObjectNotFound)
+
+	res, err = st.BatchRemove(keys[:2], true, res)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{int64(mooncake.ErrObjectNotFound), 0}, res, "force removes the leased key")
+	res, err = st.BatchIsExist(keys, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 0, 0, 0}, res)
+
+	res, err = st.BatchRemove(nil, true, nil)
+	require.NoError(t, err)
+	assert.Empty(t, res)
+}
+
+// Stats counts every call that reached the engine: calls, keys, bytes,
+// failures by code, latencies.
+func testStats(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	assert.Empty(t, st.Stats().Ops, "a new client has counted nothing")
+	k := Key(t, "k")
+	require.NoError(t, st.Put(k, make([]byte, 100)))
+	_, err := st.Get(k)
+	require.NoError(t, err)
+	_, err = st.Get(Key(t, "missing"))
+	isCode(t, err, mooncake.ErrObjectNotFound)
+
+	mem := Memory(t, st, 4*4096)
+	keys := Keys(t, "b", 4)
+	addrs := []uintptr{mem.Addr(), mem.Addr() + 4096, mem.Addr() + 8192, mem.Addr() + 12288}
+	sizes := []uint64{4096, 4096, 4096, 4096}
+	res, err := st.BatchPutFrom(keys[:3], addrs[:3], sizes[:3], nil)
+	require.NoError(t, err)
+	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFrom, keys[:3], res))
+	_, err = st.BatchGetInto(keys, addrs, sizes, res) // the fourth is missing
+	require.NoError(t, err)
+
+	s := st.Stats()
+	put, get, bput, bget := s.Op(mooncake.OpPut), s.Op(mooncake.OpGet), s.Op(mooncake.OpBatchPutFrom), s.Op(mooncake.OpBatchGetInto)
+	assert.Equal(t, [3]uint64{1, 1, 100}, [3]uint64{put.Calls, put.Keys, put.Bytes}, "put")
+	assert.Equal(t, [5]uint64{2, 2, 100, 1, 1}, [5]uint64{get.Calls, get.Keys, get.Bytes, get.FailedCalls, get.FailedKeys}, "get")
+	assert.Equal(t, map[mooncake.ErrorCode]uint64{mooncake.ErrObjectNotFound: 1}, get.Errors)
+	assert.Equal(t, [3]uint64{1, 3, 3 * 4096}, [3]uint64{bput.Calls, bput.Keys, bput.Bytes}, "batch put")
+	assert.Equal(t, [5]uint64{1, 4, 3 * 4096, 1, 1}, [5]uint64{bget.Calls, bget.Keys, bget.Bytes, bget.FailedCalls, bget.FailedKeys}, "batch get")
+	assert.Equal(t, map[mooncake.ErrorCode]uint64{mooncake.ErrObjectNotFound: 1}, bget.Errors)
+	for _, o := range s.Ops {
+		assert.Equal(t, o.Calls, o.Latency.Count, "%s: one latency per call", o.Op)
+		assert.True(t, o.Latency.Sum > 0, "%s: latencies summed", o.Op)
+		assert.True(t, o.Latency.Quantile(0.99) >= o.Latency.Quantile(0.5), "%s: p99 >= p50", o.Op)
+	}
+	assert.Zero(t, s.Op(mooncake.OpRemoveAll).Calls, "an operation never called")
+
+	// Views share the connection's counters; a closed store keeps them.
+	v := st.WithReplicateConfig(mooncake.ReplicateConfig{})
+	require.NoError(t, v.Put(Key(t, "v"), []byte("x")))
+	assert.EqualValues(t, 2, st.Stats().Op(mooncake.OpPut).Calls)
+	require.NoError(t, st.Close())
+	assert.EqualValues(t, 2, st.Stats().Op(mooncake.OpPut).Calls)
+	var zero mooncake.Store
+	assert.Empty(t, zero.Stats().Ops)
+}
+
 func testRemoveByRegex(t *testing.T, c *Cluster) {
 	st := c.Open(t)
 	keys := Keys(t, "a", 5)
@@ -793,6 +872,8 @@ func testKeyLength(t *testing.T, c *Cluster) {
 	}
 	_, err = st.Get(tooLong)
 	assert.ErrorIs(t, err, mooncake.ErrKeyTooLong, "Get")
+	_, err = st.BatchRemove([]string{Key(t, "fine"), tooLong}, true, nil)
+	assert.ErrorIs(t, err, mooncake.ErrKeyTooLong, "BatchRemove")
 	_, err = st.BatchIsExist([]string{Key(t, "fine"), tooLong}, nil)
 	assert.ErrorIs(t, err, mooncake.ErrKeyTooLong, "BatchIsExist")
 	var me *mooncake.Error

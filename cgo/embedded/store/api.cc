@@ -450,6 +450,25 @@ int32_t mcgo_store_remove(mcgo_store *s, const char *key, size_t key_len,
   });
 }
 
+int32_t mcgo_store_batch_remove(mcgo_store *s, const char *keys,
+                                const uint64_t *key_offsets, size_t n,
+                                int32_t force, int64_t *results) {
+  return GuardBatch(results, n, [&]() -> int32_t {
+    if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (n == 0) return MCGO_OK;
+    if (results == nullptr) return MCGO_INVALID_PARAMS;
+    if (!IsReady(s) || !KeysOk(keys, key_offsets, n)) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    // Upstream's master removes key by key under each key's shard lock: a
+    // batch is not atomic, and neither is this.
+    for (size_t i = 0; i < n; ++i) {
+      results[i] = s->cluster->Remove(KeyAt(keys, key_offsets, i), force != 0);
+    }
+    return MCGO_OK;
+  });
+}
+
 int64_t mcgo_store_remove_by_regex(mcgo_store *s, const char *pattern,
                              size_t pattern_len, int32_t force) {
   return Guard64([&]() -> int64_t {

@@ -194,6 +194,12 @@ int64_t mcgo_store_get_size(mcgo_store *s, const char *key, size_t key_len);
  * lease is held, unless force). */
 int32_t mcgo_store_remove(mcgo_store *s, const char *key, size_t key_len,
                     int32_t force);
+/* Removes each key as mcgo_store_remove does; results[i]: 0 or an error
+ * (MCGO_OBJECT_NOT_FOUND, MCGO_OBJECT_HAS_LEASE unless force,
+ * MCGO_REPLICA_IS_NOT_READY while a write is in flight). */
+int32_t mcgo_store_batch_remove(mcgo_store *s, const char *keys,
+                                const uint64_t *key_offsets, size_t n,
+                                int32_t force, int64_t *results);
 /* Removes every key matching the ECMAScript regular expression (whole-key
  * or partial match as upstream does: std::regex_search). Returns the count
  * removed, or an error (bad pattern: MCGO_INVALID_PARAMS). */

@@ -49,6 +49,8 @@ package cstore
 #cgo nocallback mcgo_store_get_size
 #cgo noescape mcgo_store_remove
 #cgo nocallback mcgo_store_remove
+#cgo noescape mcgo_store_batch_remove
+#cgo nocallback mcgo_store_batch_remove
 #cgo noescape mcgo_store_remove_by_regex
 #cgo nocallback mcgo_store_remove_by_regex
 */
@@ -246,6 +248,12 @@ func (c Client) GetSize(key string) int64 {
 // Remove deletes one object.
 func (c Client) Remove(key string, force bool) int32 {
 	return int32(C.mcgo_store_remove(c.p, strPtr(key), C.size_t(len(key)), cbool(force)))
+}
+
+// BatchRemove deletes each key, filling results[i] with 0 or a negative
+// code.
+func (c Client) BatchRemove(k *Keys, force bool, results []int64) int32 {
+	return int32(C.mcgo_store_batch_remove(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), cbool(force), i64Ptr(results)))
 }
 
 // RemoveByRegex deletes every matching object and returns the count.

@@ -58,6 +58,7 @@ func (c Client) BatchIsExist(k *Keys, r []int64) int32 { return fail(r) }
 func (c Client) GetSize(string) int64                  { return cabi.CodeNoCgo }
 func (c Client) Remove(string, bool) int32             { return cabi.CodeNoCgo }
 func (c Client) RemoveByRegex(string, bool) int64      { return cabi.CodeNoCgo }
+func (c Client) BatchRemove(*Keys, bool, []int64) int32 { return cabi.CodeNoCgo }
 func (c Client) RemoveAll(bool) int64                  { return cabi.CodeNoCgo }
 
 func fail(r []int64) int32 {

@@ -1,0 +1,44 @@
+package mooncake
+
+import (
+	"testing"
+	"time"
+)
+
+func TestLatencyBuckets(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want int
+	}{
+		{0, 0}, {999 * time.Nanosecond, 0}, {time.Microsecond, 1}, {1999 * time.Nanosecond, 1},
+		{2 * time.Microsecond, 2}, {time.Millisecond, 10}, {time.Hour, histBuckets - 1},
+	} {
+		if got := bucket(tc.d); got != tc.want {
+			t.Errorf("bucket(%v) = %d, want %d", tc.d, got, tc.want)
+		}
+		// The bucket's bound is at least the latency (the last one has none).
+		if b := bucket(tc.d); b < len(LatencyBounds) && LatencyBounds[b] < tc.d {
+			t.Errorf("%v falls in a bucket bounded by %v", tc.d, LatencyBounds[b])
+		}
+	}
+	h := Histogram{Bounds: LatencyBounds, Counts: make([]uint64, histBuckets)}
+	if h.Quantile(0.5) != 0 || h.Mean() != 0 {
+		t.Error("an empty histogram has no quantile or mean")
+	}
+	h.Counts[bucket(3*time.Microsecond)] = 90 // <= 4 µs
+	h.Counts[bucket(time.Millisecond)] = 10   // <= 1.024 ms
+	h.Count, h.Sum = 100, 90*3*time.Microsecond+10*time.Millisecond
+	for q, want := range map[float64]time.Duration{0.5: 4 * time.Microsecond, 0.9: 4 * time.Microsecond, 0.95: 1024 * time.Microsecond, 1: 1024 * time.Microsecond} {
+		if got := h.Quantile(q); got != want {
+			t.Errorf("Quantile(%v) = %v, want %v", q, got, want)
+		}
+	}
+	h.Counts[histBuckets-1] = 1
+	h.Count++
+	if got := h.Quantile(1); got != 2*LatencyBounds[len(LatencyBounds)-1] {
+		t.Errorf("Quantile(1) past every bound = %v", got)
+	}
+	if len(statOps) != len(statIndex) {
+		t.Error("an operation is listed twice in statOps")
+	}
+}
