@@ -53,13 +53,13 @@ func (c Client) BatchUpsertFromMultiBuffers(k *Keys, _ []uintptr, _ []uint64, _ 
 func (c Client) BatchGetIntoMultiBuffers(k *Keys, _ []uintptr, _ []uint64, _ []uint64, _ bool, r []int64) int32 {
 	return fail(r)
 }
-func (c Client) IsExist(string) int32                  { return cabi.CodeNoCgo }
-func (c Client) BatchIsExist(k *Keys, r []int64) int32 { return fail(r) }
-func (c Client) GetSize(string) int64                  { return cabi.CodeNoCgo }
-func (c Client) Remove(string, bool) int32             { return cabi.CodeNoCgo }
-func (c Client) RemoveByRegex(string, bool) int64      { return cabi.CodeNoCgo }
+func (c Client) IsExist(string) int32                   { return cabi.CodeNoCgo }
+func (c Client) BatchIsExist(k *Keys, r []int64) int32  { return fail(r) }
+func (c Client) GetSize(string) int64                   { return cabi.CodeNoCgo }
+func (c Client) Remove(string, bool) int32              { return cabi.CodeNoCgo }
+func (c Client) RemoveByRegex(string, bool) int64       { return cabi.CodeNoCgo }
 func (c Client) BatchRemove(*Keys, bool, []int64) int32 { return cabi.CodeNoCgo }
-func (c Client) RemoveAll(bool) int64                  { return cabi.CodeNoCgo }
+func (c Client) RemoveAll(bool) int64                   { return cabi.CodeNoCgo }
 
 func fail(r []int64) int32 {
 	for i := range r {
