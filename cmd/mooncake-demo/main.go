@@ -250,7 +250,18 @@ func run(args []string) error {
 	if n != len(all) || removed != int64(len(all)) {
 		return fmt.Errorf("expected %d keys to exist and be removed", len(all))
 	}
+	printStats(st.Stats())
 	return nil
+}
+
+// printStats shows the client's own counters (Store.Stats; the same
+// numbers package mooncakeprom exports to Prometheus).
+func printStats(s mooncake.Stats) {
+	fmt.Println("client stats (Store.Stats):")
+	for _, o := range s.Ops {
+		fmt.Printf("  %-30s %5d calls %7d keys %10s  p50 <= %-7v p99 <= %-7v failed keys %d\n", o.Op, o.Calls, o.Keys,
+			human(int(o.Bytes)), o.Latency.Quantile(0.5), o.Latency.Quantile(0.99), o.FailedKeys)
+	}
 }
 
 // batched runs call over [0, n) in chunks of size batch and checks every
