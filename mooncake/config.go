@@ -36,6 +36,34 @@ type Config struct {
 	// Env MOONCAKE_MASTER. Required. With the embedded engine it names an
 	// in-process cluster: stores opened with the same address share objects.
 	MasterServerAddress string `json:"master_server_address"`
+	// LogLevel is the least severity upstream's client writes to its log
+	// (glog): "info", "warning", "error" or "fatal"; "" keeps upstream's
+	// (info, or env MC_LOG_LEVEL). glog is process-wide: the level of the
+	// latest Open applies to every client and engine of the process.
+	LogLevel string `json:"log_level"`
+	// LogDir sends upstream's log to files in this directory instead of
+	// stderr (ERROR and above still reach stderr); "" keeps stderr, or
+	// upstream's MC_LOG_DIR. Process-wide and chosen once: an Open that
+	// names another directory than the one chosen fails with
+	// ErrInvalidParams. The embedded engine writes no log, so both fields
+	// only need to be valid there.
+	LogDir string `json:"log_dir"`
+}
+
+// LogLevels are the values of Config.LogLevel, in glog's order.
+var LogLevels = []string{"info", "warning", "error", "fatal"}
+
+// logLevel is LogLevel as glog's severity (-1 for "").
+func (c Config) logLevel() (int32, bool) {
+	if c.LogLevel == "" {
+		return -1, true
+	}
+	for i, l := range LogLevels {
+		if strings.EqualFold(c.LogLevel, l) {
+			return int32(i), true
+		}
+	}
+	return 0, false
 }
 
 // Defaults, as in Mooncake's and SGLang's configuration.
@@ -144,7 +172,7 @@ func configFromLookup(lookup func(string) (string, bool)) (Config, error) {
 func (c Config) Validate() error {
 	for _, f := range []struct{ name, v string }{
 		{"local_hostname", c.LocalHostname}, {"metadata_server", c.MetadataServer}, {"protocol", c.Protocol},
-		{"device_name", c.DeviceName}, {"master_server_address", c.MasterServerAddress},
+		{"device_name", c.DeviceName}, {"master_server_address", c.MasterServerAddress}, {"log_dir", c.LogDir},
 	} {
 		if strings.IndexByte(f.v, 0) >= 0 {
 			return sentinelf(ErrInvalidConfig, "%s %q contains a NUL byte", f.name, f.v)
@@ -159,6 +187,9 @@ func (c Config) Validate() error {
 		return sentinelf(ErrInvalidConfig, "local_hostname is empty")
 	case c.MetadataServer == "":
 		return sentinelf(ErrInvalidConfig, "metadata_server is empty")
+	}
+	if _, ok := c.logLevel(); !ok {
+		return sentinelf(ErrInvalidConfig, "log_level %q: want one of %q", c.LogLevel, LogLevels)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package mooncake
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -226,4 +227,27 @@ func TestConfigErrorSentinels(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidConfig)
 	assert.ErrorIs(t, err, ErrInvalidParams)
 	assert.Contains(t, err.Error(), "NUL")
+}
+
+func TestConfigLogFields(t *testing.T) {
+	ok := Config{LocalHostname: "h", MetadataServer: "m", Protocol: "tcp", MasterServerAddress: "a"}
+	for _, l := range append([]string{"", "WARNING", "Error"}, LogLevels...) {
+		c := ok
+		c.LogLevel = l
+		if err := c.Validate(); err != nil {
+			t.Errorf("log_level %q: %v", l, err)
+		}
+	}
+	for _, c := range []Config{
+		func() Config { c := ok; c.LogLevel = "verbose"; return c }(),
+		func() Config { c := ok; c.LogDir = "/tmp\x00/x"; return c }(),
+	} {
+		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("%+v: %v, want ErrInvalidConfig", c, err)
+		}
+	}
+	c, err := ParseConfig([]byte(`{"master_server_address": "a", "log_level": "error", "log_dir": "/var/log/mc"}`))
+	if err != nil || c.LogLevel != "error" || c.LogDir != "/var/log/mc" {
+		t.Errorf("ParseConfig: %+v, %v", c, err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,6 +93,10 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 			return nil, err
 		}
 	}
+	level, _ := cfg.logLevel()
+	if err := setLog(level, cfg.LogDir); err != nil {
+		return nil, err
+	}
 	h, rc := cstore.Create()
 	if rc != 0 {
 		if rc == cabi.CodeNoCgo {
@@ -130,6 +135,12 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 		}
 		return nil, e
 	}
+	// Upstream sets glog's level from MC_LOG_LEVEL when the process's first
+	// engine starts, after the call above: set it again.
+	if err := setLog(level, ""); err != nil {
+		h.Destroy()
+		return nil, err
+	}
 	s := &Store{conn: &conn{handle: h, cfg: cfg, stats: newStatsTable()}}
 	s.setReplicate(ReplicateConfig{})
 	return s, nil
@@ -164,6 +175,26 @@ func probeMaster(addr string) error {
 		return &Error{Op: OpOpen, Code: ErrRPCFail, Err: fmt.Errorf("master %s unreachable: %w", addr, err)}
 	}
 	return c.Close()
+}
+
+func setLog(level int32, dir string) error {
+	if level < 0 && dir == "" {
+		return nil
+	}
+	// Upstream reads MC_LOG_LEVEL once, when the process's first engine
+	// starts, and sets glog's level from it: say the same, so that the
+	// first setup's own lines follow the level too. A value the user set
+	// is kept (upstream's names: INFO, WARNING, ERROR).
+	if level >= 0 && level <= 2 && os.Getenv("MC_LOG_LEVEL") == "" {
+		_ = os.Setenv("MC_LOG_LEVEL", strings.ToUpper(LogLevels[level]))
+	}
+	switch rc := cabi.SetLog(level, dir); rc {
+	case 0, cabi.CodeNoCgo:
+		return nil // without cgo, Create refuses next with ErrNoCgo
+	default:
+		return &Error{Op: OpOpen, Code: ErrorCode(rc), Err: fmt.Errorf(
+			"log_dir %q: not a writable directory, or the process logs elsewhere already (log_dir is chosen once per process; env MC_LOG_DIR)", dir)}
+	}
 }
 
 // MetadataProbeTimeout bounds how long Open waits for an HTTP metadata

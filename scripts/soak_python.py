@@ -6,9 +6,11 @@ It writes, reads and checks the same values as the Go soak worker
 header ("MCSK", version, crc32(key), size, little-endian u32s) and the body
 sha256(key + "#" + version) repeated. Its own keys live under --prefix with
 the Go worker's layout (s/<i> singles, b/<g>/<i> zero-copy batches,
-m/<g>/<i> multi-buffer objects), placed in its own segment, and each read of
-them is checked against its model; it also reads the long-lived Go client's
-single keys (--cross-prefix) and checks that each is a whole value of its key.
+m/<g>/<i> multi-buffer objects, p/<i> published objects), placed in its own
+segment, and each read of them is checked against its model; it also reads
+the long-lived Go client's published keys (--cross-prefix) and checks that
+each is a whole value of its key. Published keys are only removed (without
+force) and put again, never upserted: why is in internal/soak/worker.go.
 
 Every two seconds, and once more on SIGTERM before it closes the store, it
 prints one JSON line: {"stats": {...}} with the Go worker's Stats fields
@@ -36,7 +38,8 @@ SINGLE_KEYS, GROUPS = 48, 4
 BATCH_KEYS, BATCH_VALUE = 16, 16 << 10
 MULTI_KEYS, MULTI_BUFS, MULTI_BUF = 8, 4, 2 << 10
 SINGLE_SIZES = [1 << 10, 4 << 10, 60 << 10, 250 << 10]
-NOT_FOUND = -704
+PUBLISHED_KEYS = 16
+NOT_FOUND, HAS_LEASE = -704, -706
 HEADER = 16
 
 
@@ -117,10 +120,11 @@ class Soak:
             raise SystemExit(f"register_buffer returned {rc}")
         self.model = {}
         self.singles = [self._key(f"s/{i}") for i in range(SINGLE_KEYS)]
+        self.published = [self._key(f"p/{i}") for i in range(PUBLISHED_KEYS)]
         self.batches = [[self._key(f"b/{g}/{i}") for i in range(BATCH_KEYS)] for g in range(GROUPS)]
         self.multis = [[self._key(f"m/{g}/{i}") for i in range(MULTI_KEYS)] for g in range(GROUPS)]
         self.stats = {"ops": {}, "keys": {}, "bytes_verified": 0, "errors": {},
-                      "corrupt": 0, "lost": 0, "corrupt_notes": [], "lost_notes": []}
+                      "corrupt": 0, "lost": 0, "leased": 0, "corrupt_notes": [], "lost_notes": []}
 
     def _key(self, rest):
         k = f"{self.prefix}/{rest}"
@@ -165,13 +169,22 @@ class Soak:
 
     def write(self, i):
         """Single object i, of the fixed size SINGLE_SIZES[i % 4] (as worker.go)."""
-        key, size = self.singles[i], SINGLE_SIZES[i % len(SINGLE_SIZES)]
+        self.put(self.singles[i], SINGLE_SIZES[i % len(SINGLE_SIZES)], "")
+
+    def publish(self, i):
+        """Published key i: removed without force (unless absent), then put."""
+        key = self.published[i]
+        if self.model[key].certain() != 0 and not self.remove(key):
+            return
+        self.put(key, SINGLE_SIZES[i % len(SINGLE_SIZES)], "publish_")
+
+    def put(self, key, size, as_):
         e = self.model[key]
         ver = e.next()
         v = value(key, ver, size)
-        op = "put" if e.certain() == 0 else "upsert"
+        op = as_ + ("put" if e.certain() == 0 else "upsert")
         self.count(op)
-        rc = (self.store.put if op == "put" else self.store.upsert)(key, v, self.cfg)
+        rc = (self.store.put if op.endswith("put") else self.store.upsert)(key, v, self.cfg)
         if rc == 0:
             e.acked(ver)
         else:
@@ -189,23 +202,29 @@ class Soak:
             self.fail("get_into", n)
 
     def cross(self):
-        key = f"{self.cross_prefix}/s/{self.rand.randrange(SINGLE_KEYS)}"
+        key = f"{self.cross_prefix}/{self.rand.randrange(PUBLISHED_KEYS)}"
         self.count("cross_get")
         b = self.store.get(key)
         if b:  # upstream's get returns b"" for a missing key and for an error alike
             self.found("cross_get", key, bytes(b))
 
     def remove(self, key):
+        """Without force: a reader's lease protects its read. True if gone."""
         self.count("remove")
-        rc = self.store.remove(key, True)
+        rc = self.store.remove(key, False)
         e = self.model[key]
         if rc == 0:
             e.acked(0)
-        elif rc == NOT_FOUND:
+            return True
+        if rc == NOT_FOUND:
             self.found("remove", key, None)
+            return True
+        if rc == HAS_LEASE:
+            self.stats["leased"] += 1
         else:
             self.fail("remove", rc)
             e.failed(0)
+        return False
 
     def exist(self):
         keys = self.batches[self.rand.randrange(GROUPS)]
@@ -299,8 +318,10 @@ class Soak:
             self.batch(self.rand.randrange(GROUPS))
         elif n < 70:
             self.multi(self.rand.randrange(GROUPS))
-        elif n < 75:
+        elif n < 73:
             self.remove(self.rand.choice(self.singles))
+        elif n < 76:
+            self.publish(self.rand.randrange(PUBLISHED_KEYS))
         elif n < 80:
             self.exist()
         elif self.cross_prefix:

@@ -1,5 +1,13 @@
-// Native backend: the identity functions of mcgo/common.h.
+// Native backend: the identity functions of mcgo/common.h, and the
+// control of upstream's logging.
+#include <glog/logging.h>
+
+#include <string>
+
+#include "mcgo/codes.h"
 #include "mcgo/common.h"
+#include "common/guard.h"
+#include "common/log_dir.h"
 
 #ifndef MCGO_UPSTREAM_COMMIT
 #error "MCGO_UPSTREAM_COMMIT must be defined by the build (CMakeLists.txt)"
@@ -10,5 +18,24 @@ extern "C" {
 uint32_t mcgo_abi_version(void) { return MCGO_ABI_VERSION; }
 const char *mcgo_backend_name(void) { return "native"; }
 const char *mcgo_upstream_commit(void) { return MCGO_UPSTREAM_COMMIT; }
+
+int32_t mcgo_set_log(int32_t min_level, const char *dir, size_t dir_len) {
+  return mcgo::Guard32([&]() -> int32_t {
+    if (!mcgo::LogArgsOk(min_level, dir, dir_len)) return MCGO_INVALID_PARAMS;
+    if (dir_len > 0) {
+      bool first = false;
+      if (int32_t rc = mcgo::ChooseLogDir(std::string(dir, dir_len), &first)) return rc;
+      if (first) {
+        if (google::IsGoogleLoggingInitialized()) return MCGO_INVALID_PARAMS;
+        FLAGS_log_dir = std::string(dir, dir_len);
+        FLAGS_logtostderr = false;
+        FLAGS_stop_logging_if_full_disk = true;
+        google::InitGoogleLogging("mooncake-go");
+      }
+    }
+    if (min_level >= 0) FLAGS_minloglevel = min_level;
+    return MCGO_OK;
+  });
+}
 
 }  // extern "C"

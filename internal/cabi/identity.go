@@ -12,11 +12,23 @@ package cabi
 */
 import "C"
 
+import "unsafe"
+
 // BackendABIVersion reports the ABI version the linked backend implements.
 func BackendABIVersion() uint32 { return uint32(C.mcgo_abi_version()) }
 
 // BackendName reports "embedded" or "native".
 func BackendName() string { return C.GoString(C.mcgo_backend_name()) }
+
+// SetLog sets upstream's log level (-1: keep) and, once per process, its
+// log directory ("" : keep); see mcgo_set_log.
+func SetLog(minLevel int32, dir string) int32 {
+	var p *C.char
+	if dir != "" {
+		p = (*C.char)(unsafe.Pointer(unsafe.StringData(dir)))
+	}
+	return int32(C.mcgo_set_log(C.int32_t(minLevel), p, C.size_t(len(dir))))
+}
 
 // UpstreamCommit reports the upstream commit the native backend was built
 // against ("" for the embedded backend).

@@ -77,6 +77,7 @@ type Stats struct {
 	Errors        map[string]int64 `json:"errors"`         // "op: CODE" -> count, per key for batches
 	Corrupt       int64            `json:"corrupt"`        // reads whose bytes are no value of their key
 	Lost          int64            `json:"lost"`           // acknowledged writes read back missing or as another version
+	Leased        int64            `json:"leased"`         // removes refused because a reader held a lease
 	CorruptNotes  []string         `json:"corrupt_notes"`  // the first corrupt reads, described
 	LostNotes     []string         `json:"lost_notes"`     // the first lost writes, described
 }
@@ -118,6 +119,7 @@ func (s *Stats) Add(o *Stats) {
 	s.BytesVerified += o.BytesVerified
 	s.Corrupt += o.Corrupt
 	s.Lost += o.Lost
+	s.Leased += o.Leased
 	for _, n := range o.CorruptNotes {
 		note(&s.CorruptNotes, "%s", n)
 	}
@@ -129,7 +131,7 @@ func (s *Stats) Add(o *Stats) {
 // Clone returns a copy of s.
 func (s *Stats) Clone() *Stats {
 	c := &Stats{Ops: maps.Clone(s.Ops), Keys: maps.Clone(s.Keys), Errors: maps.Clone(s.Errors),
-		BytesVerified: s.BytesVerified, Corrupt: s.Corrupt, Lost: s.Lost,
+		BytesVerified: s.BytesVerified, Corrupt: s.Corrupt, Lost: s.Lost, Leased: s.Leased,
 		CorruptNotes: append([]string(nil), s.CorruptNotes...), LostNotes: append([]string(nil), s.LostNotes...)}
 	return c
 }

@@ -111,7 +111,7 @@ func sum(ws []*Worker) *Stats {
 
 // mainCross reads the long-lived client's single keys.
 func mainCross(r *rand.Rand) string {
-	return fmt.Sprintf("soak/go/w%d/s/%d", r.Intn(mainWorkers), r.Intn(SingleKeys))
+	return fmt.Sprintf("soak/go/w%d/p/%d", r.Intn(mainWorkers), r.Intn(PublishedKeys))
 }
 
 // childMain is the Go client process: workers until SIGTERM, then a sweep,
@@ -202,7 +202,7 @@ func startChild(t *testing.T, kind string, gen int, m *testcluster.Master, logDi
 		if py == "" {
 			py = "python3"
 		}
-		c.cmd = exec.Command(py, "../../scripts/soak_python.py", "--prefix", c.prefix, "--cross-prefix", "soak/go/w0",
+		c.cmd = exec.Command(py, "../../scripts/soak_python.py", "--prefix", c.prefix, "--cross-prefix", "soak/go/w0/p",
 			"--seed", strconv.Itoa(gen+1))
 		env = append(env, "PYTHONPATH="+os.Getenv("MCGO_PYTHONPATH"))
 	}
@@ -336,7 +336,9 @@ func TestSoak(t *testing.T) {
 	if f, err := os.Create(filepath.Join(logDir, "go-main.log")); err == nil {
 		_ = syscall.Dup3(int(f.Fd()), 2, 0)
 	}
-	m, err := testcluster.Start(testcluster.Options{LogDir: logDir, Quiet: true})
+	// Short read leases: a remove without force waits for the readers'
+	// leases, and the soak's reads take milliseconds.
+	m, err := testcluster.Start(testcluster.Options{LogDir: logDir, Quiet: true, Lease: "1000"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +359,7 @@ func TestSoak(t *testing.T) {
 		if strings.HasPrefix(p, "soak/gc/") {
 			p += fmt.Sprintf("/w%d", r.Intn(childWorkers))
 		}
-		return fmt.Sprintf("%s/s/%d", p, r.Intn(SingleKeys))
+		return fmt.Sprintf("%s/p/%d", p, r.Intn(PublishedKeys))
 	}
 	ws, stopWorkers, err := startWorkers(st, own, "soak/go", mainWorkers, 0, cross)
 	if err != nil {
@@ -500,14 +502,14 @@ func TestSoak(t *testing.T) {
 		fmt.Fprintf(&b, "%s %s at %v", r.kind, how, r.at.Round(time.Second))
 	}
 	fmt.Fprintf(&b, ").\n\n")
-	fmt.Fprintf(&b, "| client | calls | keys | bytes verified | corrupt reads | lost writes | errors by code |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| client | calls | keys | bytes verified | corrupt reads | lost writes | removes refused (leased) | errors by code |\n|---|---|---|---|---|---|---|---|\n")
 	for _, name := range []string{"Go, long-lived (4 workers)", "Go, restarted process (2 workers)", "Python (upstream's client), restarted"} {
 		s := all[name]
 		var keys int64
 		for _, v := range s.Keys {
 			keys += v
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %.1f GiB | %d | %d | %s |\n", name, s.Calls(), keys, float64(s.BytesVerified)/(1<<30), s.Corrupt, s.Lost, s.ErrorSummary())
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f GiB | %d | %d | %d | %s |\n", name, s.Calls(), keys, float64(s.BytesVerified)/(1<<30), s.Corrupt, s.Lost, s.Leased, s.ErrorSummary())
 	}
 	if len(unreported) > 0 {
 		fmt.Fprintf(&b, "\nKilled before their first report (their calls are not counted): %s.\n", strings.Join(unreported, ", "))
@@ -557,7 +559,7 @@ func evictions(log string) int {
 
 func opSummary(s *Stats) string {
 	var parts []string
-	for _, op := range []string{"put", "upsert", "get", "remove", "batch_put_from", "batch_upsert_from", "batch_get_into",
+	for _, op := range []string{"put", "upsert", "get", "remove", "publish_put", "batch_put_from", "batch_upsert_from", "batch_get_into",
 		"batch_put_from_multi_buffers", "batch_upsert_from_multi_buffers", "batch_get_into_multi_buffers", "batch_is_exist", "cross_get"} {
 		if n := s.Ops[op]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", op, n))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"strings"
 	"sync"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
@@ -14,7 +15,17 @@ import (
 // <prefix>/s/<i> single objects of SingleSizes, <prefix>/b/<g>/<i> batches of
 // BatchKeys x BatchValue bytes, <prefix>/m/<g>/<i> multi-buffer objects of
 // MultiKeys keys x MultiBufs buffers x MultiBuf bytes, laid out in memory
-// the way a layer-first page is (buffer b of key i at (b*MultiKeys+i)*MultiBuf).
+// the way a layer-first page is (buffer b of key i at (b*MultiKeys+i)*MultiBuf),
+// and <prefix>/p/<i>, PublishedKeys objects that other clients read.
+//
+// Other clients read only the published keys, which are written once and
+// then only removed (without force) and put again, never upserted:
+// upstream's reads hold no reference the master checks, so a read racing an
+// in-place upsert of the same key returns a mix of two versions, and one
+// racing a forced remove may return the bytes of whatever was stored in the
+// freed memory next (both seen in the first soak; docs/soak.md). A read
+// lease does block a remove without force, so the published keys are read
+// safely. Only the writer reads its other keys, one call at a time.
 const (
 	SingleKeys = 48
 	Groups     = 4
@@ -23,6 +34,8 @@ const (
 	MultiKeys  = 8
 	MultiBufs  = 4
 	MultiBuf   = 2 << 10
+	// PublishedKeys are the keys other clients read.
+	PublishedKeys = 16
 )
 
 // SingleSizes are the sizes of single objects: object i has SingleSizes[i %
@@ -52,8 +65,9 @@ type Worker struct {
 	mu    sync.Mutex
 	stats *Stats
 
-	model   map[string]*entry
-	singles []string
+	model     map[string]*entry
+	singles   []string
+	published []string
 	batches [Groups][]string
 	multis  [Groups][]string
 	scratch []byte
@@ -82,6 +96,9 @@ func (w *Worker) init() error {
 	add := func(k string) string { w.model[k] = &entry{}; return k }
 	for i := 0; i < SingleKeys; i++ {
 		w.singles = append(w.singles, add(fmt.Sprintf("%s/s/%d", w.Prefix, i)))
+	}
+	for i := 0; i < PublishedKeys; i++ {
+		w.published = append(w.published, add(fmt.Sprintf("%s/p/%d", w.Prefix, i)))
 	}
 	for g := 0; g < Groups; g++ {
 		for i := 0; i < BatchKeys; i++ {
@@ -116,8 +133,10 @@ func (w *Worker) Run(stop <-chan struct{}) error {
 			w.batch(r.Intn(Groups))
 		case n < 70:
 			w.multi(r.Intn(Groups))
-		case n < 75:
-			w.remove(w.singles[r.Intn(len(w.singles))])
+		case n < 73:
+			w.removeLocked(w.singles[r.Intn(len(w.singles))])
+		case n < 76:
+			w.publish(r.Intn(PublishedKeys))
 		case n < 80:
 			w.exist(r)
 		default:
@@ -133,7 +152,7 @@ func (w *Worker) Run(stop <-chan struct{}) error {
 // Sweep reads every key of the worker once and checks it against the
 // model (after Run has returned).
 func (w *Worker) Sweep() {
-	for _, k := range w.singles {
+	for _, k := range append(append([]string(nil), w.singles...), w.published...) {
 		w.get(k)
 	}
 	for g := 0; g < Groups; g++ {
@@ -188,9 +207,14 @@ func (w *Worker) found(op, key string, b []byte, notFound bool) {
 // master's discarded replicas), which with random sizes filled the segments
 // and made the master evict.
 func (w *Worker) write(i int) {
-	key, size := w.singles[i], SingleSizes[i%len(SingleSizes)]
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.put(w.singles[i], SingleSizes[i%len(SingleSizes)], "")
+}
+
+// put writes the next version of key: Put while it is surely absent, else
+// Upsert (op names the call in the counters, "publish" for published keys).
+func (w *Worker) put(key string, size int, as string) {
 	e := w.model[key]
 	ver := e.next()
 	v := w.scratch[:size]
@@ -199,11 +223,14 @@ func (w *Worker) write(i int) {
 	if cur, ok := e.certain(); ok && cur == 0 {
 		op, put = "put", w.St.Put
 	}
+	if as != "" {
+		op = as + "_" + op
+	}
 	w.count(op, 1)
 	switch err := put(key, v); {
 	case err == nil:
 		e.acked(ver)
-	case op == "put" && errors.Is(err, mooncake.ErrObjectAlreadyExists):
+	case strings.HasSuffix(op, "put") && errors.Is(err, mooncake.ErrObjectAlreadyExists):
 		w.stats.lost("put %q: exists, the model has it removed", key)
 		e.failed(ver)
 	default:
@@ -241,21 +268,43 @@ func (w *Worker) cross(key string) {
 	}
 }
 
-func (w *Worker) remove(key string) {
+func (w *Worker) removeLocked(key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.remove(key)
+}
+
+// remove removes key without force, so that a reader's lease protects its
+// read; a leased key stays (and its model with it).
+func (w *Worker) remove(key string) bool {
 	w.count("remove", 1)
 	e := w.model[key]
-	// force: the worker's own gets hold read leases.
-	switch err := w.St.Remove(key, true); {
+	switch err := w.St.Remove(key, false); {
 	case err == nil:
 		e.acked(0)
+		return true
 	case errors.Is(err, mooncake.ErrObjectNotFound):
 		w.found("remove", key, nil, true)
+		return true
+	case errors.Is(err, mooncake.ErrObjectHasLease):
+		w.stats.Leased++
 	default:
 		w.fail("remove", err)
 		e.failed(0)
 	}
+	return false
+}
+
+// publish replaces published key i: a remove (without force) and a put of
+// the next version, or only the put while it is absent.
+func (w *Worker) publish(i int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	key, size := w.published[i], SingleSizes[i%len(SingleSizes)]
+	if cur, ok := w.model[key].certain(); (!ok || cur != 0) && !w.remove(key) {
+		return
+	}
+	w.put(key, size, "publish")
 }
 
 func (w *Worker) exist(r *rand.Rand) {

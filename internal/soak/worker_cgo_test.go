@@ -33,7 +33,7 @@ func TestWorkers(t *testing.T) {
 	}
 	for i, w := range workers {
 		other := workers[1-i].Prefix
-		w.Cross = func(r *rand.Rand) string { return fmt.Sprintf("%s/s/%d", other, r.Intn(SingleKeys)) }
+		w.Cross = func(r *rand.Rand) string { return fmt.Sprintf("%s/p/%d", other, r.Intn(PublishedKeys)) }
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -64,7 +64,7 @@ func TestWorkers(t *testing.T) {
 		if s.Corrupt != 0 || s.Lost != 0 || own != 0 {
 			t.Errorf("worker %d: %d corrupt, %d lost, errors %s: %v", i, s.Corrupt, s.Lost, s.ErrorSummary(), append(s.CorruptNotes, s.LostNotes...))
 		}
-		for _, op := range []string{"put", "upsert", "get", "batch_get_into", "batch_get_into_multi_buffers", "remove", "batch_is_exist", "cross_get"} {
+		for _, op := range []string{"put", "upsert", "get", "batch_get_into", "batch_get_into_multi_buffers", "remove", "publish_put", "batch_is_exist", "cross_get"} {
 			if s.Ops[op] == 0 {
 				t.Errorf("worker %d never did %s", i, op)
 			}

@@ -51,6 +51,7 @@ var conformanceTests = []struct {
 	{"LeaseAndRemove", testLeaseAndRemove},
 	{"BatchRemove", testBatchRemove},
 	{"Stats", testStats},
+	{"LogOptions", testLogOptions},
 	{"RemoveByRegex", testRemoveByRegex},
 	{"KeyLength", testKeyLength},
 	{"SharedCluster", testSharedCluster},
@@ -804,6 +805,17 @@ func testStats(t *testing.T, c *Cluster) {
 	assert.EqualValues(t, 2, st.Stats().Op(mooncake.OpPut).Calls)
 	var zero mooncake.Store
 	assert.Empty(t, zero.Stats().Ops)
+}
+
+// Config.LogLevel and LogDir reach upstream's glog (process-wide; the
+// embedded engine writes no log but refuses the same input). A valid
+// directory is tested in a process of its own (mooncake's TestLogDir).
+func testLogOptions(t *testing.T, c *Cluster) {
+	st := c.Open(t, func(cfg *mooncake.Config) { cfg.LogLevel = "warning" })
+	require.NoError(t, st.HealthCheck())
+	c.Open(t, func(cfg *mooncake.Config) { cfg.LogLevel = "info" })
+	_, err := mooncake.Open(c.Config(func(cfg *mooncake.Config) { cfg.LogDir = "/nonexistent/mcgo-logs" }))
+	isCode(t, err, mooncake.ErrInvalidParams, "a log directory that does not exist")
 }
 
 func testRemoveByRegex(t *testing.T, c *Cluster) {

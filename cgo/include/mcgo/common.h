@@ -52,6 +52,18 @@ const char *mcgo_backend_name(void);
  * embedded backend. Static string. */
 const char *mcgo_upstream_commit(void);
 
+/* Upstream's logging (glog), which is process-wide. min_level is the least
+ * severity written: 0 INFO, 1 WARNING, 2 ERROR, 3 FATAL; -1 leaves it.
+ * dir, dir_len: "" leaves the destination (stderr, or upstream's MC_LOG_DIR);
+ * else log files go to that directory (ERROR and above also to stderr).
+ * The directory can be chosen once per process: choosing another one later,
+ * one that is not a writable directory, or any while MC_LOG_DIR names
+ * another, is MCGO_INVALID_PARAMS, as is a level out of range. Upstream
+ * sets the level from MC_LOG_LEVEL when the first engine of the process
+ * starts, so set it after that too. The embedded engine writes no logs:
+ * it checks the arguments and returns 0. */
+int32_t mcgo_set_log(int32_t min_level, const char *dir, size_t dir_len);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

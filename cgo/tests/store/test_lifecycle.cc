@@ -13,6 +13,22 @@ TEST(Identity) {
   CHECK_EQ(std::string(mcgo_upstream_commit()), "");
 }
 
+// mcgo_set_log: the embedded engine writes no log but refuses what the
+// native backend refuses, and keeps the first log directory.
+TEST(SetLog) {
+  CHECK_EQ(mcgo_set_log(-1, nullptr, 0), MCGO_OK);
+  CHECK_EQ(mcgo_set_log(2, nullptr, 0), MCGO_OK);
+  CHECK_EQ(mcgo_set_log(4, nullptr, 0), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_set_log(-2, nullptr, 0), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_set_log(0, nullptr, 3), MCGO_INVALID_PARAMS);
+  const std::string missing = "/nonexistent/mcgo-logs";
+  CHECK_EQ(mcgo_set_log(-1, missing.data(), missing.size()), MCGO_INVALID_PARAMS);
+  const std::string tmp = "/tmp", root = "/";
+  CHECK_EQ(mcgo_set_log(-1, tmp.data(), tmp.size()), MCGO_OK);
+  CHECK_EQ(mcgo_set_log(1, tmp.data(), tmp.size()), MCGO_OK);  // the same again
+  CHECK_EQ(mcgo_set_log(-1, root.data(), root.size()), MCGO_INVALID_PARAMS);
+}
+
 TEST(CreateDestroy) {
   CHECK_EQ(mcgo_store_create(nullptr), MCGO_INVALID_PARAMS);
   mcgo_store *s = nullptr;
@@ -81,6 +97,9 @@ static void CheckRefusesEverything(mcgo_store *s) {
   CHECK(all(MCGO_INVALID_PARAMS));
   CHECK_EQ(mcgo_store_get_size(s, "k", 1), MCGO_INVALID_PARAMS);
   CHECK_EQ(mcgo_store_remove(s, "k", 1, 0), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_store_batch_remove(s, keys.data(), keys.offsets(), 3, 1, results),
+           MCGO_INVALID_PARAMS);
+  CHECK(all(MCGO_INVALID_PARAMS));
   CHECK_EQ(mcgo_store_remove_by_regex(s, ".*", 2, 0), MCGO_INVALID_PARAMS);
   CHECK_EQ(mcgo_store_remove_all(s, 1), MCGO_INVALID_PARAMS);
 }
