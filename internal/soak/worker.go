@@ -68,13 +68,13 @@ type Worker struct {
 	model     map[string]*entry
 	singles   []string
 	published []string
-	batches [Groups][]string
-	multis  [Groups][]string
-	scratch []byte
-	res     []int64
-	addrs   []uintptr
-	sizes   []uint64
-	offs    []uint64
+	batches   [Groups][]string
+	multis    [Groups][]string
+	scratch   []byte
+	res       []int64
+	addrs     []uintptr
+	sizes     []uint64
+	offs      []uint64
 }
 
 // Snapshot returns a copy of the counters so far.
