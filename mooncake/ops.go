@@ -19,6 +19,12 @@ func (s *Store) Put(key string, value []byte) error {
 }
 
 // Upsert stores a copy of value under key, replacing any existing object.
+//
+// Upstream replaces an object of the same size in place, and a get on
+// another client that fetched the object's address just before copies while
+// it is overwritten: it can return a mix of the two versions (measured in
+// the soak; docs/faults.md). Do not upsert a key that other clients may be
+// reading; write a new key and remove the old one without force.
 func (s *Store) Upsert(key string, value []byte) error {
 	return s.putCopy(OpUpsert, key, value)
 }
@@ -191,6 +197,8 @@ func (s *Store) IsExist(key string) (bool, error) {
 // Remove deletes the object stored under key. A missing key gives
 // ErrObjectNotFound. Mooncake grants a read lease (10 s by default) on every
 // get; removing a leased object fails with ErrObjectHasLease unless force.
+// force frees the memory at once: a get still copying from it may return
+// the bytes of whatever is stored there next (docs/faults.md).
 func (s *Store) Remove(key string, force bool) error {
 	if !s.c().gate.Enter() {
 		return closedErr(OpRemove, key)
