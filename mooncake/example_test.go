@@ -212,3 +212,47 @@ func ExampleStore_AppendGet() {
 	// bb: "value of bb"
 	// ccc: "value of ccc"
 }
+
+// One object from several slices, copied once; and a copying batch.
+func ExampleStore_PutParts() {
+	st, err := mooncake.Open(exampleConfig("parts"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	header, body := []byte("v1:"), []byte("payload")
+	if err := st.PutParts("record", header, body); err != nil {
+		log.Fatal(err)
+	}
+	v, _ := st.Get("record")
+	fmt.Println(string(v))
+
+	err = st.PutBatch([]string{"a", "b"}, [][]byte{[]byte("first"), []byte("second")})
+	fmt.Println(err)
+	res, _ := st.BatchRemove([]string{"a", "b", "c"}, true, nil)
+	fmt.Println(res)
+	// Output:
+	// v1:payload
+	// <nil>
+	// [0 0 -704]
+}
+
+// Stats counts every call; mooncakeprom exports the same numbers.
+func ExampleStore_Stats() {
+	st, err := mooncake.Open(exampleConfig("stats"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	_ = st.Put("k", make([]byte, 1000))
+	for i := 0; i < 3; i++ {
+		_, _ = st.Get("k")
+	}
+	_, _ = st.Get("missing")
+	get := st.Stats().Op(mooncake.OpGet)
+	fmt.Println(get.Calls, "calls,", get.Bytes, "bytes, errors:", get.Errors)
+	fmt.Println(get.Latency.Count == get.Calls, get.Latency.Quantile(0.99) > 0)
+	// Output:
+	// 4 calls, 3000 bytes, errors: map[OBJECT_NOT_FOUND (-704):1]
+	// true true
+}

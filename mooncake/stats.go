@@ -18,6 +18,7 @@ import (
 // statOps are the operations counted, in the order of the counters.
 var statOps = [...]Op{
 	OpPut, OpUpsert, OpGet, OpPutFrom, OpUpsertFrom, OpGetInto,
+	OpPutParts, OpUpsertParts, OpPutBatch, OpUpsertBatch,
 	OpBatchPutFrom, OpBatchUpsertFrom, OpBatchGetInto,
 	OpBatchPutFromMultiBuffers, OpBatchUpsertFromMultiBuffers, OpBatchGetIntoMultiBuffers,
 	OpIsExist, OpBatchIsExist, OpGetSize, OpRemove, OpBatchRemove, OpRemoveByRegex, OpRemoveAll,
@@ -111,18 +112,23 @@ func (o *opCounters) code(c int64) {
 // single records a one-key call that returned code rc (< 0: failed) and
 // moved bytes.
 func (t *statsTable) single(op Op, t0 time.Time, rc int64, bytes uint64) {
+	t.whole(op, t0, 1, rc, bytes)
+}
+
+// whole records a call of keys keys with one code for all of them.
+func (t *statsTable) whole(op Op, t0 time.Time, keys int, rc int64, bytes uint64) {
 	o := t.counters(op)
 	if o == nil {
 		return
 	}
 	if rc < 0 {
-		o.call(t0, 1, 0)
+		o.call(t0, keys, 0)
 		o.failedCalls.Add(1)
-		o.failedKey.Add(1)
+		o.failedKey.Add(uint64(keys))
 		o.code(rc)
 		return
 	}
-	o.call(t0, 1, bytes)
+	o.call(t0, keys, bytes)
 }
 
 // batch records a batch call: rc is the whole call's code, res the per-key

@@ -50,6 +50,7 @@ var conformanceTests = []struct {
 	{"UnregisteredMemory", testUnregisteredMemory},
 	{"LeaseAndRemove", testLeaseAndRemove},
 	{"BatchRemove", testBatchRemove},
+	{"PartsAndCopyingBatches", testPartsAndCopyingBatches},
 	{"Stats", testStats},
 	{"LogOptions", testLogOptions},
 	{"RemoveByRegex", testRemoveByRegex},
@@ -729,6 +730,57 @@ func testLeaseAndRemove(t *testing.T, c *Cluster) {
 	require.NoError(t, err)
 	assert.False(t, ok)
 	isCode(t, st.Remove(k, true), mooncake.ErrObjectNotFound)
+}
+
+// put_parts/upsert_parts and put_batch/upsert_batch: copying calls of any
+// memory, staged in the local buffer, one code per call.
+func testPartsAndCopyingBatches(t *testing.T, c *Cluster) {
+	st := c.Open(t, func(cfg *mooncake.Config) { cfg.LocalBufferSize = 1 << 20 })
+	get := func(k string) string {
+		t.Helper()
+		v, err := st.Get(k)
+		require.NoError(t, err, k)
+		return string(v)
+	}
+	k := Key(t, "parts")
+	require.NoError(t, st.PutParts(k, []byte("ab"), nil, []byte("cde")))
+	assert.Equal(t, "abcde", get(k))
+	require.NoError(t, st.PutParts(k, []byte("x")), "write-once, as Put")
+	assert.Equal(t, "abcde", get(k))
+	require.NoError(t, st.UpsertParts(k, []byte("z"), []byte("z")))
+	assert.Equal(t, "zz", get(k))
+	isCode(t, st.PutParts(Key(t, "none")), mooncake.ErrInvalidParams, "no parts")
+	isCode(t, st.PutParts(Key(t, "empty"), nil, []byte{}), mooncake.ErrInvalidParams, "0 bytes")
+	big := make([]byte, 600<<10)
+	isCode(t, st.PutParts(Key(t, "big"), big, big), mooncake.ErrInvalidParams, "more than the local buffer")
+
+	keys := Keys(t, "batch", 3)
+	require.NoError(t, st.PutBatch(keys, [][]byte{[]byte("v0"), []byte("v1"), []byte("v2")}))
+	for i, k := range keys {
+		assert.Equal(t, fmt.Sprintf("v%d", i), get(k))
+	}
+	require.NoError(t, st.UpsertBatch(keys[:2], [][]byte{[]byte("u0"), []byte("u1")}))
+	assert.Equal(t, "u0", get(keys[0]))
+	assert.Equal(t, "u1", get(keys[1]))
+	assert.Equal(t, "v2", get(keys[2]))
+
+	fresh := Keys(t, "fresh", 2)
+	for name, call := range map[string]func() error{
+		"an empty value":    func() error { return st.PutBatch(fresh, [][]byte{[]byte("a"), nil}) },
+		"a key twice":       func() error { return st.PutBatch([]string{fresh[0], fresh[0]}, [][]byte{[]byte("a"), []byte("b")}) },
+		"too many bytes":    func() error { return st.PutBatch(fresh, [][]byte{big, big}) },
+		"lengths differ":    func() error { return st.PutBatch(fresh, [][]byte{[]byte("a")}) },
+		"same-node placing": func() error { return st.WithReplicateConfig(mooncake.ReplicateConfig{PreferAllocInSameNode: true}).PutBatch(fresh, [][]byte{[]byte("a"), []byte("b")}) },
+	} {
+		isCode(t, call(), mooncake.ErrInvalidParams, name)
+		res, err := st.BatchIsExist(fresh, nil)
+		require.NoError(t, err)
+		assert.Equal(t, []int64{0, 0}, res, "%s: nothing stored", name)
+	}
+	require.NoError(t, st.PutBatch(nil, nil), "an empty batch")
+	// The empty value and the length mismatch are refused before the engine.
+	pb := st.Stats().Op(mooncake.OpPutBatch)
+	assert.Equal(t, [3]uint64{4, 3, 9}, [3]uint64{pb.Calls, pb.FailedCalls, pb.Keys}, "put_batch calls, failed, keys")
 }
 
 // batch_remove: one result per key, each as remove would give it; not

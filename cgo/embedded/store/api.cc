@@ -267,6 +267,73 @@ int32_t mcgo_store_upsert(mcgo_store *s, const char *key, size_t key_len,
   });
 }
 
+static int32_t PutParts(mcgo_store *s, const char *key, size_t key_len,
+                        const uintptr_t *datas, const uint64_t *sizes,
+                        size_t n_parts, mcgo_replicate_config cfg, bool upsert) {
+  return Guard32([&]() -> int32_t {
+    if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+    PlacementConfig pc;
+    if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
+        !KeyOk(key, key_len) || (n_parts > 0 && (datas == nullptr || sizes == nullptr))) {
+      return MCGO_INVALID_PARAMS;
+    }
+    std::vector<std::vector<std::pair<const void *, uint64_t>>> parts(1);
+    for (size_t i = 0; i < n_parts; ++i) {
+      if (datas[i] == 0 && sizes[i] > 0) return MCGO_INVALID_PARAMS;
+      parts[0].emplace_back(reinterpret_cast<const void *>(datas[i]), sizes[i]);
+    }
+    return mcgo::embedded::PutGather(s, {MakeKey(key, key_len)}, parts, pc, upsert);
+  });
+}
+
+int32_t mcgo_store_put_parts(mcgo_store *s, const char *key, size_t key_len,
+                             const uintptr_t *datas, const uint64_t *sizes,
+                             size_t n_parts, mcgo_replicate_config cfg) {
+  return PutParts(s, key, key_len, datas, sizes, n_parts, cfg, false);
+}
+
+int32_t mcgo_store_upsert_parts(mcgo_store *s, const char *key, size_t key_len,
+                                const uintptr_t *datas, const uint64_t *sizes,
+                                size_t n_parts, mcgo_replicate_config cfg) {
+  return PutParts(s, key, key_len, datas, sizes, n_parts, cfg, true);
+}
+
+static int32_t PutBatch(mcgo_store *s, const char *keys, const uint64_t *key_offsets,
+                        size_t n, const uintptr_t *datas, const uint64_t *sizes,
+                        mcgo_replicate_config cfg, bool upsert) {
+  return Guard32([&]() -> int32_t {
+    if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+    if (n == 0) return MCGO_OK;
+    PlacementConfig pc;
+    if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
+        !KeysOk(keys, key_offsets, n) || datas == nullptr || sizes == nullptr) {
+      return MCGO_INVALID_PARAMS;
+    }
+    std::vector<std::string> ks(n);
+    std::vector<std::vector<std::pair<const void *, uint64_t>>> parts(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (datas[i] == 0 && sizes[i] > 0) return MCGO_INVALID_PARAMS;
+      ks[i] = KeyAt(keys, key_offsets, i);
+      parts[i].emplace_back(reinterpret_cast<const void *>(datas[i]), sizes[i]);
+    }
+    return mcgo::embedded::PutGather(s, std::move(ks), parts, pc, upsert);
+  });
+}
+
+int32_t mcgo_store_put_batch(mcgo_store *s, const char *keys,
+                             const uint64_t *key_offsets, size_t n,
+                             const uintptr_t *datas, const uint64_t *sizes,
+                             mcgo_replicate_config cfg) {
+  return PutBatch(s, keys, key_offsets, n, datas, sizes, cfg, false);
+}
+
+int32_t mcgo_store_upsert_batch(mcgo_store *s, const char *keys,
+                                const uint64_t *key_offsets, size_t n,
+                                const uintptr_t *datas, const uint64_t *sizes,
+                                mcgo_replicate_config cfg) {
+  return PutBatch(s, keys, key_offsets, n, datas, sizes, cfg, true);
+}
+
 int64_t mcgo_store_get_begin(mcgo_store *s, const char *key, size_t key_len,
                        uintptr_t *handle) {
   if (handle != nullptr) *handle = 0;

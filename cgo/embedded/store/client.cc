@@ -311,6 +311,44 @@ int32_t PutCopy(mcgo_store *s, std::string key, const void *data,
   return static_cast<int32_t>(ops[0].result);
 }
 
+int32_t PutGather(mcgo_store *s, std::vector<std::string> keys,
+                  const std::vector<std::vector<std::pair<const void *, uint64_t>>> &parts,
+                  const PlacementConfig &cfg, bool upsert) {
+  const size_t n = keys.size();
+  std::vector<WriteOp> ops(n);
+  uint64_t total = 0;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t size = 0;
+    for (const auto &p : parts[i]) size += p.second;
+    if (size == 0 || !seen.insert(keys[i]).second) return MCGO_INVALID_PARAMS;
+    total += size;
+    ops[i].key = std::move(keys[i]);
+    ops[i].size = size;
+  }
+  if (total > s->local_buffer_size) return MCGO_INVALID_PARAMS;
+  Cluster &cluster = *s->cluster;
+  cluster.Reserve(ops.data(), n, upsert, cfg, s->segment_id);
+  for (size_t i = 0; i < n; ++i) {
+    if (ops[i].token == 0) continue;
+    ops[i].data = AllocateObjectBytes(ops[i].size);
+    if (!ops[i].data) {
+      ops[i].result = MCGO_NO_AVAILABLE_HANDLE;
+      continue;
+    }
+    unsigned char *dst = ops[i].data.get();
+    for (const auto &p : parts[i]) {
+      std::memcpy(dst, p.first, static_cast<size_t>(p.second));
+      dst += p.second;
+    }
+  }
+  cluster.Commit(ops.data(), n);
+  for (const auto &op : ops) {
+    if (op.result < 0) return static_cast<int32_t>(op.result);
+  }
+  return MCGO_OK;
+}
+
 int64_t GetHold(mcgo_store *s, std::string key, HeldObject **out) {
   std::vector<ReadOp> ops(1);
   ops[0].key = std::move(key);

@@ -82,6 +82,13 @@ struct HeldObject {
 // The first step of the two-step copying get: on success (the object size)
 // *out owns a reference to the object's bytes.
 int64_t GetHold(mcgo_store *s, std::string key, HeldObject **out);
+// PutGather stores, for each key i, the concatenation of parts[i], copied
+// and staged like PutCopy (the call's whole size must fit in the local
+// buffer; an empty object, or a key twice, refuses the call). Returns 0 or
+// the first failed key's code.
+int32_t PutGather(mcgo_store *s, std::vector<std::string> keys,
+                  const std::vector<std::vector<std::pair<const void *, uint64_t>>> &parts,
+                  const PlacementConfig &cfg, bool upsert);
 
 // Introspection for the C++ tests (not part of the C ABI).
 bool DebugStats(mcgo_store *s, ClusterStats *out);

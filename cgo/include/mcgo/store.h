@@ -106,6 +106,32 @@ int32_t mcgo_store_put(mcgo_store *s, const char *key, size_t key_len,
 /* Like mcgo_store_put but replaces an existing object. */
 int32_t mcgo_store_upsert(mcgo_store *s, const char *key, size_t key_len,
                     const void *data, uint64_t size, mcgo_replicate_config cfg);
+/* One object from several pieces of any memory (upstream's put_parts /
+ * upsert_parts): the concatenation of datas[0..n_parts) (sizes likewise),
+ * copied once, into the local buffer, which must hold the whole (else
+ * MCGO_INVALID_PARAMS, as is a total of 0 bytes: upstream would store
+ * nothing and report success). */
+int32_t mcgo_store_put_parts(mcgo_store *s, const char *key, size_t key_len,
+                             const uintptr_t *datas, const uint64_t *sizes,
+                             size_t n_parts, mcgo_replicate_config cfg);
+int32_t mcgo_store_upsert_parts(mcgo_store *s, const char *key, size_t key_len,
+                                const uintptr_t *datas, const uint64_t *sizes,
+                                size_t n_parts, mcgo_replicate_config cfg);
+/* The copying batch put (upstream's put_batch / upsert_batch): key i gets
+ * sizes[i] bytes from datas[i] (any memory, copied during the call). All the
+ * values are staged in the local buffer at once, so their total must fit;
+ * an empty value, a duplicate key or prefer_alloc_in_same_node is
+ * MCGO_INVALID_PARAMS, and then nothing is stored. One result for the
+ * batch, as upstream: 0, or the first failed key's error (the other keys
+ * may be stored). */
+int32_t mcgo_store_put_batch(mcgo_store *s, const char *keys,
+                             const uint64_t *key_offsets, size_t n,
+                             const uintptr_t *datas, const uint64_t *sizes,
+                             mcgo_replicate_config cfg);
+int32_t mcgo_store_upsert_batch(mcgo_store *s, const char *keys,
+                                const uint64_t *key_offsets, size_t n,
+                                const uintptr_t *datas, const uint64_t *sizes,
+                                mcgo_replicate_config cfg);
 /* The copying get, in two steps so that the caller allocates the
  * destination only once it knows the size (one read of the object, no size
  * query). mcgo_store_get_begin reads the object into memory the library

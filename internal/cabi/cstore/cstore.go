@@ -49,6 +49,14 @@ package cstore
 #cgo nocallback mcgo_store_get_size
 #cgo noescape mcgo_store_remove
 #cgo nocallback mcgo_store_remove
+#cgo noescape mcgo_store_put_parts
+#cgo nocallback mcgo_store_put_parts
+#cgo noescape mcgo_store_upsert_parts
+#cgo nocallback mcgo_store_upsert_parts
+#cgo noescape mcgo_store_put_batch
+#cgo nocallback mcgo_store_put_batch
+#cgo noescape mcgo_store_upsert_batch
+#cgo nocallback mcgo_store_upsert_batch
 #cgo noescape mcgo_store_batch_remove
 #cgo nocallback mcgo_store_batch_remove
 #cgo noescape mcgo_store_remove_by_regex
@@ -248,6 +256,28 @@ func (c Client) GetSize(key string) int64 {
 // Remove deletes one object.
 func (c Client) Remove(key string, force bool) int32 {
 	return int32(C.mcgo_store_remove(c.p, strPtr(key), C.size_t(len(key)), cbool(force)))
+}
+
+// PutParts stores the concatenation of the parts at datas (their sizes in
+// sizes; memory the caller keeps pinned) under key.
+func (c Client) PutParts(key string, datas []uintptr, sizes []uint64, rc *Replicate, upsert bool) int32 {
+	k, kl := strPtr(key), C.size_t(len(key))
+	d, sz, n := addrsPtr(datas), u64Ptr(sizes), C.size_t(len(datas))
+	if upsert {
+		return int32(C.mcgo_store_upsert_parts(c.p, k, kl, d, sz, n, rc.c()))
+	}
+	return int32(C.mcgo_store_put_parts(c.p, k, kl, d, sz, n, rc.c()))
+}
+
+// PutBatch stores sizes[i] bytes at datas[i] (memory the caller keeps
+// pinned) under key i, copying; one code for the batch.
+func (c Client) PutBatch(k *Keys, datas []uintptr, sizes []uint64, rc *Replicate, upsert bool) int32 {
+	kp, ko, n := keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len())
+	d, sz := addrsPtr(datas), u64Ptr(sizes)
+	if upsert {
+		return int32(C.mcgo_store_upsert_batch(c.p, kp, ko, n, d, sz, rc.c()))
+	}
+	return int32(C.mcgo_store_put_batch(c.p, kp, ko, n, d, sz, rc.c()))
 }
 
 // BatchRemove deletes each key, filling results[i] with 0 or a negative

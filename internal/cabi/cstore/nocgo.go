@@ -59,6 +59,12 @@ func (c Client) GetSize(string) int64                   { return cabi.CodeNoCgo 
 func (c Client) Remove(string, bool) int32              { return cabi.CodeNoCgo }
 func (c Client) RemoveByRegex(string, bool) int64       { return cabi.CodeNoCgo }
 func (c Client) BatchRemove(*Keys, bool, []int64) int32 { return cabi.CodeNoCgo }
+func (c Client) PutParts(string, []uintptr, []uint64, *Replicate, bool) int32 {
+	return cabi.CodeNoCgo
+}
+func (c Client) PutBatch(*Keys, []uintptr, []uint64, *Replicate, bool) int32 {
+	return cabi.CodeNoCgo
+}
 func (c Client) RemoveAll(bool) int64                   { return cabi.CodeNoCgo }
 
 func fail(r []int64) int32 {
