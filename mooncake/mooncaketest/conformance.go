@@ -766,11 +766,13 @@ func testPartsAndCopyingBatches(t *testing.T, c *Cluster) {
 
 	fresh := Keys(t, "fresh", 2)
 	for name, call := range map[string]func() error{
-		"an empty value":    func() error { return st.PutBatch(fresh, [][]byte{[]byte("a"), nil}) },
-		"a key twice":       func() error { return st.PutBatch([]string{fresh[0], fresh[0]}, [][]byte{[]byte("a"), []byte("b")}) },
-		"too many bytes":    func() error { return st.PutBatch(fresh, [][]byte{big, big}) },
-		"lengths differ":    func() error { return st.PutBatch(fresh, [][]byte{[]byte("a")}) },
-		"same-node placing": func() error { return st.WithReplicateConfig(mooncake.ReplicateConfig{PreferAllocInSameNode: true}).PutBatch(fresh, [][]byte{[]byte("a"), []byte("b")}) },
+		"an empty value": func() error { return st.PutBatch(fresh, [][]byte{[]byte("a"), nil}) },
+		"a key twice":    func() error { return st.PutBatch([]string{fresh[0], fresh[0]}, [][]byte{[]byte("a"), []byte("b")}) },
+		"too many bytes": func() error { return st.PutBatch(fresh, [][]byte{big, big}) },
+		"lengths differ": func() error { return st.PutBatch(fresh, [][]byte{[]byte("a")}) },
+		"same-node placing": func() error {
+			return st.WithReplicateConfig(mooncake.ReplicateConfig{PreferAllocInSameNode: true}).PutBatch(fresh, [][]byte{[]byte("a"), []byte("b")})
+		},
 	} {
 		isCode(t, call(), mooncake.ErrInvalidParams, name)
 		res, err := st.BatchIsExist(fresh, nil)

@@ -65,7 +65,7 @@ func (c Client) PutParts(string, []uintptr, []uint64, *Replicate, bool) int32 {
 func (c Client) PutBatch(*Keys, []uintptr, []uint64, *Replicate, bool) int32 {
 	return cabi.CodeNoCgo
 }
-func (c Client) RemoveAll(bool) int64                   { return cabi.CodeNoCgo }
+func (c Client) RemoveAll(bool) int64 { return cabi.CodeNoCgo }
 
 func fail(r []int64) int32 {
 	for i := range r {
