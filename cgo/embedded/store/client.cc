@@ -338,6 +338,7 @@ int32_t PutGather(mcgo_store *s, std::vector<std::string> keys,
     }
     unsigned char *dst = ops[i].data.get();
     for (const auto &p : parts[i]) {
+      if (p.second == 0) continue;  // an empty part may have no address
       std::memcpy(dst, p.first, static_cast<size_t>(p.second));
       dst += p.second;
     }

@@ -357,3 +357,46 @@ TEST(TwoStepGet) {
   CHECK_EQ(mcgo_store_get_begin(t, "zc", 2, &h), MCGO_INVALID_PARAMS);
   CHECK_EQ(h, 0u);
 }
+
+// put_parts / put_batch and their upserts: copying calls staged in the
+// local buffer, one code per call; refusals store nothing.
+TEST(PartsAndCopyingBatches) {
+  Store s(UniqueMaster("parts"), 64 * MiB, 1 * MiB);
+  const std::string a = "ab", b = "cde";
+  uintptr_t datas[3] = {A(a.data()), 0, A(b.data())};
+  uint64_t sizes[3] = {2, 0, 3};
+  CHECK_EQ(mcgo_store_put_parts(s, "p", 1, datas, sizes, 3, Cfg()), 0);
+  CHECK_EQ(Get(s, "p"), "abcde");
+  CHECK_EQ(mcgo_store_upsert_parts(s, "p", 1, datas + 2, sizes + 2, 1, Cfg()), 0);
+  CHECK_EQ(Get(s, "p"), "cde");
+  CHECK_EQ(mcgo_store_put_parts(s, "q", 1, datas + 1, sizes + 1, 1, Cfg()), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_store_put_parts(s, "q", 1, nullptr, nullptr, 0, Cfg()), MCGO_INVALID_PARAMS);
+  uint64_t bad[1] = {1};
+  uintptr_t null[1] = {0};
+  CHECK_EQ(mcgo_store_put_parts(s, "q", 1, null, bad, 1, Cfg()), MCGO_INVALID_PARAMS);
+  std::string big(600 * 1024, 'x');
+  uintptr_t bigs[2] = {A(big.data()), A(big.data())};
+  uint64_t bigsz[2] = {big.size(), big.size()};
+  CHECK_EQ(mcgo_store_put_parts(s, "q", 1, bigs, bigsz, 2, Cfg()), MCGO_INVALID_PARAMS);
+
+  Keys keys{"k0", "k1"};
+  const std::string v0 = "zero", v1 = "one";
+  uintptr_t vd[2] = {A(v0.data()), A(v1.data())};
+  uint64_t vs[2] = {4, 3};
+  CHECK_EQ(mcgo_store_put_batch(s, keys.data(), keys.offsets(), 2, vd, vs, Cfg()), 0);
+  CHECK_EQ(Get(s, "k0"), "zero");
+  CHECK_EQ(Get(s, "k1"), "one");
+  uintptr_t ud[2] = {A(v1.data()), A(v0.data())};
+  uint64_t us[2] = {3, 4};
+  CHECK_EQ(mcgo_store_upsert_batch(s, keys.data(), keys.offsets(), 2, ud, us, Cfg()), 0);
+  CHECK_EQ(Get(s, "k0"), "one");
+  CHECK_EQ(Get(s, "k1"), "zero");
+  Keys twice{"n", "n"}, fresh{"f0", "f1"};
+  CHECK_EQ(mcgo_store_put_batch(s, twice.data(), twice.offsets(), 2, vd, vs, Cfg()), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_store_put_batch(s, fresh.data(), fresh.offsets(), 2, bigs, bigsz, Cfg()), MCGO_INVALID_PARAMS);
+  uint64_t empty[2] = {4, 0};
+  CHECK_EQ(mcgo_store_put_batch(s, fresh.data(), fresh.offsets(), 2, vd, empty, Cfg()), MCGO_INVALID_PARAMS);
+  CHECK_EQ(Exists(s, "n"), 0);
+  CHECK_EQ(Exists(s, "f0"), 0);
+  CHECK_EQ(mcgo_store_put_batch(s, nullptr, nullptr, 0, nullptr, nullptr, Cfg()), 0);
+}
