@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -18,9 +19,8 @@ const logDirChild = "MCGO_LOGDIR_CHILD"
 
 // Config.LogDir is chosen once per process (glog), so the test runs in a
 // process of its own: this test binary again. There, the native backend
-// writes upstream's log into files in the directory (a failed get logs an
-// error naming its key); the embedded engine writes no log. Either way a
-// second directory is refused.
+// writes upstream's log into glog files in the directory; the embedded
+// engine writes no log. Either way a second directory is refused.
 func TestLogDir(t *testing.T) {
 	if dir := os.Getenv(logDirChild); dir != "" {
 		logDirChildMain(t, dir)
@@ -45,8 +45,12 @@ func TestLogDir(t *testing.T) {
 		b, _ := os.ReadFile(f)
 		logs.Write(b)
 	}
-	if !strings.Contains(logs.String(), "logdir-missing-key") {
-		t.Errorf("upstream's log in %s (%d files) does not name the failed key", dir, len(files))
+	// glog's files, with lines of upstream's sources ("I20261201 ... x.cpp:12] ...").
+	if !regexp.MustCompile(`(?m)^[IWEF]\d{8} [0-9:.]+ +\d+ \w+\.cpp:\d+\] `).MatchString(logs.String()) {
+		t.Errorf("no upstream log line in %s (%d files)", dir, len(files))
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "mooncake-go.*INFO*")); len(m) == 0 {
+		t.Errorf("no glog INFO file in %s: %v", dir, files)
 	}
 }
 

@@ -30,7 +30,11 @@ func TestNilAndZeroStore(t *testing.T) {
 							t.Fatalf("panic: %v", r)
 						}
 					}()
-					out = v.Method(i).Call(args)
+					if m.Type.IsVariadic() {
+						out = v.Method(i).CallSlice(args)
+					} else {
+						out = v.Method(i).Call(args)
+					}
 				}()
 				for _, o := range out {
 					if o.Type() != errType || o.IsNil() {
