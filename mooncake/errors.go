@@ -114,6 +114,8 @@ const (
 	OpGetSize                     Op = "get_size"
 	OpRemove                      Op = "remove"
 	OpBatchRemove                 Op = "batch_remove"
+	OpGetReplicaDesc              Op = "get_replica_desc"
+	OpBatchGetReplicaDesc         Op = "batch_get_replica_desc"
 	OpRemoveByRegex               Op = "remove_by_regex"
 	OpRemoveAll                   Op = "remove_all"
 )

@@ -17,8 +17,11 @@
 #include <mutex>
 #include <shared_mutex>
 #include <span>
+#include <map>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <variant>
 #include <unordered_set>
 #include <vector>
 
@@ -26,6 +29,7 @@
 #include "common/args.h"
 #include "common/key_pattern.h"
 #include "common/guard.h"
+#include "common/replica_desc.h"
 #include "real_client.h"
 #include "replica.h"
 #include "native/transfer_engine_handle.h"
@@ -657,6 +661,79 @@ int32_t mcgo_store_remove(mcgo_store *s, const char *key, size_t key_len,
     Call call(s);
     if (call.client() == nullptr || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
     return call.client()->remove(MakeKey(key, key_len), force != 0);
+  });
+}
+
+// ToDesc maps upstream's descriptor variant onto mcgo_replica_desc and
+// its location string.
+static mcgo_replica_desc ToDesc(const mooncake::Replica::Descriptor &r, std::string *location) {
+  mcgo_replica_desc d{};
+  d.id = static_cast<uint64_t>(r.id);
+  d.status = static_cast<int32_t>(r.status);
+  std::visit(
+      [&](const auto &v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, mooncake::MemoryDescriptor> ||
+                      std::is_same_v<T, mooncake::NoFDescriptor>) {
+          d.kind = std::is_same_v<T, mooncake::MemoryDescriptor> ? MCGO_REPLICA_MEMORY : MCGO_REPLICA_NOF;
+          d.size = v.buffer_descriptor.size_;
+          d.address = v.buffer_descriptor.buffer_address_;
+          *location = v.buffer_descriptor.transport_endpoint_;
+        } else if constexpr (std::is_same_v<T, mooncake::DiskDescriptor>) {
+          d.kind = MCGO_REPLICA_DISK;
+          d.size = v.object_size;
+          *location = v.file_path;
+        } else if constexpr (std::is_same_v<T, mooncake::LocalDiskDescriptor>) {
+          d.kind = MCGO_REPLICA_LOCAL_DISK;
+          d.size = v.object_size;
+          *location = v.transport_endpoint;
+        } else {
+          d.kind = MCGO_REPLICA_DFS;
+          d.size = v.object_size;
+          d.file_offset = v.offset;
+          *location = v.file_path;
+        }
+      },
+      r.descriptor_variant);
+  return d;
+}
+
+int32_t mcgo_store_batch_get_replica_desc(mcgo_store *s, const char *keys,
+                                          const uint64_t *key_offsets, size_t n,
+                                          mcgo_replica_desc *descs, size_t descs_cap,
+                                          char *names, size_t names_cap,
+                                          size_t *descs_needed, size_t *names_needed,
+                                          int64_t *results) {
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (n > 0) {
+      if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) return rc;
+    } else if (call.client() == nullptr) {
+      return MCGO_INVALID_PARAMS;
+    }
+    if (!mcgo::DescArgsOk(descs, descs_cap, names, names_cap)) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    const std::vector<std::string> ks = Keys(keys, key_offsets, n);
+    // Upstream's batch answer is a map without the failed keys: a key that
+    // is missing, or not readable yet, has no entry (or an empty list).
+    const auto found = n > 0 ? call.client()->batch_get_replica_desc(ks)
+                             : std::map<std::string, std::vector<mooncake::Replica::Descriptor>>{};
+    mcgo::DescWriter w(descs, descs_cap, names, names_cap);
+    for (size_t i = 0; i < n; ++i) {
+      auto it = found.find(ks[i]);
+      if (it == found.end() || it->second.empty()) {
+        results[i] = MCGO_OBJECT_NOT_FOUND;
+        continue;
+      }
+      results[i] = static_cast<int64_t>(it->second.size());
+      for (const auto &r : it->second) {
+        std::string location;
+        const mcgo_replica_desc d = ToDesc(r, &location);
+        w.Add(d, location);
+      }
+    }
+    return w.Finish(descs_needed, names_needed);
   });
 }
 

@@ -50,6 +50,7 @@ var conformanceTests = []struct {
 	{"UnregisteredMemory", testUnregisteredMemory},
 	{"LeaseAndRemove", testLeaseAndRemove},
 	{"BatchRemove", testBatchRemove},
+	{"ReplicaDesc", testReplicaDesc},
 	{"PartsAndCopyingBatches", testPartsAndCopyingBatches},
 	{"Stats", testStats},
 	{"LogOptions", testLogOptions},
@@ -783,6 +784,43 @@ func testPartsAndCopyingBatches(t *testing.T, c *Cluster) {
 	// The empty value and the length mismatch are refused before the engine.
 	pb := st.Stats().Op(mooncake.OpPutBatch)
 	assert.Equal(t, [3]uint64{4, 3, 9}, [3]uint64{pb.Calls, pb.FailedCalls, pb.Keys}, "put_batch calls, failed, keys")
+}
+
+// get_replica_desc / batch_get_replica_desc: where each replica lives.
+func testReplicaDesc(t *testing.T, c *Cluster) {
+	a, b := c.Open(t), c.Open(t)
+	ha, err := a.Hostname()
+	require.NoError(t, err)
+	hb, err := b.Hostname()
+	require.NoError(t, err)
+	k := Key(t, "one")
+	require.NoError(t, a.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{hb}}).Put(k, make([]byte, 1000)))
+	reps, err := a.GetReplicaDesc(k)
+	require.NoError(t, err)
+	require.Equal(t, 1, len(reps), "%+v", reps)
+	r := reps[0]
+	assert.Equal(t, mooncake.ReplicaMemory, r.Kind)
+	assert.Equal(t, mooncake.ReplicaComplete, r.Status)
+	assert.EqualValues(t, 1000, r.Size)
+	assert.True(t, strings.Contains(r.Location, hb) || strings.Contains(hb, r.Location), "replica on %q, placed on %q", r.Location, hb)
+	if c.Native {
+		assert.True(t, r.Address != 0, "a memory replica has an address")
+	}
+
+	two := Key(t, "two")
+	require.NoError(t, a.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: 2, PreferredSegments: []string{ha, hb}}).Put(two, []byte("xy")))
+	reps2, res, err := b.BatchGetReplicaDesc([]string{k, Key(t, "missing"), two}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, int64(mooncake.ErrObjectNotFound), 2}, res)
+	require.Equal(t, 3, len(reps2))
+	assert.Empty(t, reps2[1])
+	require.Equal(t, 2, len(reps2[2]))
+	assert.NotEqual(t, reps2[2][0].Location, reps2[2][1].Location, "two replicas on two segments")
+	_, err = a.GetReplicaDesc(Key(t, "missing"))
+	isCode(t, err, mooncake.ErrObjectNotFound)
+	isCode(t, a.Remove(k, false), mooncake.ErrObjectHasLease, "the lookup granted a lease")
+	assert.Equal(t, "memory", mooncake.ReplicaMemory.String())
+	assert.Equal(t, "complete", mooncake.ReplicaComplete.String())
 }
 
 // batch_remove: one result per key, each as remove would give it; not

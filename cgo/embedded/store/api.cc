@@ -15,6 +15,7 @@
 
 #include "client.h"
 #include "mcgo/store.h"
+#include "common/replica_desc.h"
 #include "common/args.h"
 #include "common/guard.h"
 
@@ -514,6 +515,41 @@ int32_t mcgo_store_remove(mcgo_store *s, const char *key, size_t key_len,
   return Guard32([&]() -> int32_t {
     if (!IsReady(s) || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
     return s->cluster->Remove(MakeKey(key, key_len), force != 0);
+  });
+}
+
+int32_t mcgo_store_batch_get_replica_desc(mcgo_store *s, const char *keys,
+                                          const uint64_t *key_offsets, size_t n,
+                                          mcgo_replica_desc *descs, size_t descs_cap,
+                                          char *names, size_t names_cap,
+                                          size_t *descs_needed, size_t *names_needed,
+                                          int64_t *results) {
+  return GuardBatch(results, n, [&]() -> int32_t {
+    if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (n > 0 && results == nullptr) return MCGO_INVALID_PARAMS;
+    if (!IsReady(s) || (n > 0 && !KeysOk(keys, key_offsets, n)) ||
+        !mcgo::DescArgsOk(descs, descs_cap, names, names_cap)) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    mcgo::DescWriter w(descs, descs_cap, names, names_cap);
+    std::vector<mcgo::embedded::Cluster::ReplicaInfo> infos;
+    for (size_t i = 0; i < n; ++i) {
+      const int32_t rc = s->cluster->Describe(KeyAt(keys, key_offsets, i), &infos);
+      if (rc != MCGO_OK) {
+        results[i] = rc;
+        continue;
+      }
+      results[i] = static_cast<int64_t>(infos.size());
+      for (size_t r = 0; r < infos.size(); ++r) {
+        mcgo_replica_desc d{};
+        d.id = r;
+        d.kind = MCGO_REPLICA_MEMORY;
+        d.status = 3;  // COMPLETE: only readable objects are described
+        d.size = infos[r].size;
+        w.Add(d, infos[r].segment);
+      }
+    }
+    return w.Finish(descs_needed, names_needed);
   });
 }
 

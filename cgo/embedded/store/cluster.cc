@@ -534,6 +534,22 @@ ClusterStats Cluster::Stats() const {
   return st;
 }
 
+int32_t Cluster::Describe(const std::string &key, std::vector<ReplicaInfo> *out) {
+  const auto now = Clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  out->clear();
+  auto it = objects_.find(key);
+  // Upstream's lookup reports a key that is not readable yet as missing.
+  if (it == objects_.end() || it->second.pending_token != 0) return MCGO_OBJECT_NOT_FOUND;
+  Object &obj = it->second;
+  GrantLeaseLocked(&obj, now);
+  for (uint64_t id : obj.replicas) {
+    auto s = segments_.find(id);
+    out->push_back(ReplicaInfo{s != segments_.end() ? s->second.name : std::string(), obj.size});
+  }
+  return MCGO_OK;
+}
+
 std::vector<std::string> Cluster::ReplicaSegments(const std::string &key) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> names;

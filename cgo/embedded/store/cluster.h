@@ -123,6 +123,14 @@ class Cluster {
   int64_t RemoveAll(bool force);
 
   ClusterStats Stats() const;
+  // One replica as Describe reports it.
+  struct ReplicaInfo {
+    std::string segment;
+    uint64_t size = 0;
+  };
+  // Describe looks key up like a get (granting a read lease) and lists its
+  // replicas: 0, MCGO_OBJECT_NOT_FOUND (missing, or not yet readable).
+  int32_t Describe(const std::string &key, std::vector<ReplicaInfo> *out);
   // Names of the segments holding key's replicas, in replica order.
   std::vector<std::string> ReplicaSegments(const std::string &key) const;
 

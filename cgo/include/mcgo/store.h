@@ -220,6 +220,46 @@ int64_t mcgo_store_get_size(mcgo_store *s, const char *key, size_t key_len);
  * lease is held, unless force). */
 int32_t mcgo_store_remove(mcgo_store *s, const char *key, size_t key_len,
                     int32_t force);
+/* ---- replicas ------------------------------------------------------------ */
+
+/* Kinds of replica (upstream's Replica::Descriptor variants). */
+#define MCGO_REPLICA_MEMORY 0     /* in a client's mounted segment */
+#define MCGO_REPLICA_NOF 1        /* NVMe-oF */
+#define MCGO_REPLICA_DISK 2       /* a file (SSD offload) */
+#define MCGO_REPLICA_LOCAL_DISK 3 /* a client's local disk */
+#define MCGO_REPLICA_DFS 4        /* a distributed file system */
+
+/* Where one replica of an object lives (upstream's Replica::Descriptor).
+ * location points into the names buffer of the call: the transport
+ * endpoint (the segment) of a memory, NoF or local-disk replica, the file
+ * path of a disk or DFS replica. */
+typedef struct mcgo_replica_desc {
+  uint64_t id;          /* upstream's replica id (the embedded engine: its index) */
+  int32_t kind;         /* MCGO_REPLICA_* */
+  int32_t status;       /* upstream's ReplicaStatus: 0 undefined, 1 initialized,
+                           2 processing, 3 complete, 4 removed, 5 failed */
+  uint64_t size;        /* bytes: the buffer (memory, NoF) or the object (files) */
+  uint64_t address;     /* memory, NoF: the buffer's address in its segment
+                           (0 in the embedded engine, which has no addresses) */
+  uint64_t file_offset; /* DFS: the object's offset in its file */
+  uint64_t location_offset, location_len; /* into names */
+} mcgo_replica_desc;
+
+/* The replicas of each key (upstream's batch_get_replica_desc; a lookup,
+ * which grants a read lease like a get). results[i] is key i's replica
+ * count, or an error: MCGO_OBJECT_NOT_FOUND for a key that is missing or
+ * not yet readable (upstream reports both as an empty list). Descriptors go
+ * to descs in key order, locations to names. When descs_cap or names_cap is
+ * too small, returns MCGO_BUFFER_OVERFLOW with *descs_needed and
+ * *names_needed set (and results filled), so that the call can be repeated
+ * with room; both are set on success too. */
+int32_t mcgo_store_batch_get_replica_desc(mcgo_store *s, const char *keys,
+                                          const uint64_t *key_offsets, size_t n,
+                                          mcgo_replica_desc *descs, size_t descs_cap,
+                                          char *names, size_t names_cap,
+                                          size_t *descs_needed, size_t *names_needed,
+                                          int64_t *results);
+
 /* Removes each key as mcgo_store_remove does; results[i]: 0 or an error
  * (MCGO_OBJECT_NOT_FOUND, MCGO_OBJECT_HAS_LEASE unless force,
  * MCGO_REPLICA_IS_NOT_READY while a write is in flight). */

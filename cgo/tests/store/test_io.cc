@@ -400,3 +400,35 @@ TEST(PartsAndCopyingBatches) {
   CHECK_EQ(Exists(s, "f0"), 0);
   CHECK_EQ(mcgo_store_put_batch(s, nullptr, nullptr, 0, nullptr, nullptr, Cfg()), 0);
 }
+
+// batch_get_replica_desc: counts per key, descriptors in key order, and
+// MCGO_BUFFER_OVERFLOW with the sizes needed when the caller's room is short.
+TEST(ReplicaDescriptors) {
+  Store s(UniqueMaster("desc"));
+  CHECK_EQ(Put(s, "a", "hello"), 0);
+  Keys keys{"a", "missing"};
+  int64_t results[2] = {7, 7};
+  size_t need_d = 0, need_n = 0;
+  CHECK_EQ(mcgo_store_batch_get_replica_desc(s, keys.data(), keys.offsets(), 2, nullptr, 0, nullptr, 0,
+                                             &need_d, &need_n, results),
+           MCGO_BUFFER_OVERFLOW);
+  CHECK_EQ(need_d, 1u);
+  CHECK_EQ(need_n, s.Hostname().size());
+  CHECK_EQ(results[0], 1);
+  CHECK_EQ(results[1], MCGO_OBJECT_NOT_FOUND);
+  mcgo_replica_desc d[1];
+  std::string names(need_n, '\0');
+  CHECK_EQ(mcgo_store_batch_get_replica_desc(s, keys.data(), keys.offsets(), 2, d, 1, names.data(),
+                                             names.size(), &need_d, &need_n, results),
+           0);
+  CHECK_EQ(d[0].kind, MCGO_REPLICA_MEMORY);
+  CHECK_EQ(d[0].status, 3);
+  CHECK_EQ(d[0].size, 5u);
+  CHECK_EQ(names.substr(d[0].location_offset, d[0].location_len), s.Hostname());
+  CHECK_EQ(mcgo_store_batch_get_replica_desc(s, keys.data(), keys.offsets(), 2, nullptr, 1, nullptr, 0,
+                                             &need_d, &need_n, results),
+           MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_store_batch_get_replica_desc(s, nullptr, nullptr, 0, nullptr, 0, nullptr, 0, &need_d,
+                                             &need_n, nullptr),
+           0);
+}

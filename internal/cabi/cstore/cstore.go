@@ -57,6 +57,8 @@ package cstore
 #cgo nocallback mcgo_store_put_batch
 #cgo noescape mcgo_store_upsert_batch
 #cgo nocallback mcgo_store_upsert_batch
+#cgo noescape mcgo_store_batch_get_replica_desc
+#cgo nocallback mcgo_store_batch_get_replica_desc
 #cgo noescape mcgo_store_batch_remove
 #cgo nocallback mcgo_store_batch_remove
 #cgo noescape mcgo_store_remove_by_regex
@@ -279,6 +281,41 @@ func (c Client) PutBatch(k *Keys, datas []uintptr, sizes []uint64, rc *Replicate
 	}
 	return int32(C.mcgo_store_put_batch(c.p, kp, ko, n, d, sz, rc.c()))
 }
+
+// BatchGetReplicaDesc fills results[i] with key i's replica count or a
+// negative code and returns the replicas in key order.
+func (c Client) BatchGetReplicaDesc(k *Keys, results []int64) ([]ReplicaDesc, int32) {
+	n := k.Len()
+	descs := make([]C.mcgo_replica_desc, max(2*n, 4))
+	names := make([]byte, max(64*n, 256))
+	for {
+		var needD, needN C.size_t
+		rc := int32(C.mcgo_store_batch_get_replica_desc(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(n),
+			(*C.mcgo_replica_desc)(unsafe.Pointer(unsafe.SliceData(descs))), C.size_t(len(descs)),
+			(*C.char)(bytesPtr(names)), C.size_t(len(names)), &needD, &needN, i64Ptr(results)))
+		if rc == codeBufferOverflow && (int(needD) > len(descs) || int(needN) > len(names)) {
+			descs = make([]C.mcgo_replica_desc, max(int(needD), len(descs)))
+			names = make([]byte, max(int(needN), len(names)))
+			continue
+		}
+		if rc != 0 {
+			return nil, rc
+		}
+		out := make([]ReplicaDesc, int(needD))
+		for i := range out {
+			d := &descs[i]
+			out[i] = ReplicaDesc{
+				ID: uint64(d.id), Kind: int32(d.kind), Status: int32(d.status), Size: uint64(d.size),
+				Address: uint64(d.address), FileOffset: uint64(d.file_offset),
+				Location: string(names[d.location_offset : d.location_offset+d.location_len]),
+			}
+		}
+		return out, 0
+	}
+}
+
+// codeBufferOverflow is MCGO_BUFFER_OVERFLOW.
+const codeBufferOverflow = int32(C.MCGO_BUFFER_OVERFLOW)
 
 // BatchRemove deletes each key, filling results[i] with 0 or a negative
 // code.

@@ -11,6 +11,15 @@ type Config struct {
 	MasterServerAddress string
 }
 
+// ReplicaDesc is one mcgo_replica_desc, its location copied out.
+type ReplicaDesc struct {
+	ID            uint64
+	Kind, Status  int32
+	Size, Address uint64
+	FileOffset    uint64
+	Location      string
+}
+
 // Replicate mirrors mcgo_replicate_config. Segments holds SegmentCount
 // NUL-terminated names back to back.
 type Replicate struct {
