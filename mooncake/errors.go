@@ -115,6 +115,7 @@ const (
 	OpRemove                      Op = "remove"
 	OpBatchRemove                 Op = "batch_remove"
 	OpGetReplicaDesc              Op = "get_replica_desc"
+	OpBatchReplicaClear           Op = "batch_replica_clear"
 	OpBatchGetReplicaDesc         Op = "batch_get_replica_desc"
 	OpRemoveByRegex               Op = "remove_by_regex"
 	OpRemoveAll                   Op = "remove_all"

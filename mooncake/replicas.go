@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
@@ -95,6 +96,21 @@ func (s *Store) BatchGetReplicaDesc(keys []string, results []int64) (replicas []
 	ks := s.c().packKeys(keys)
 	defer s.c().freeKeys(ks)
 	return s.batchReplicaDesc(&ks.k, res)
+}
+
+// BatchReplicaClear clears replicas (upstream's batch_replica_clear): for
+// each key this client wrote last and whose read leases have expired, its
+// replicas on segment (a segment name, Store.Hostname of its client), or
+// all of them when segment is "". An object left without replicas is
+// removed. results[i] is 1 for a key cleared and 0 for one skipped (missing,
+// written by another client, leased, being written, or with no replica on
+// segment): upstream skips such keys without a code.
+func (s *Store) BatchReplicaClear(keys []string, segment string, results []int64) ([]int64, error) {
+	return s.keysCall(OpBatchReplicaClear, keys, results, func(k *hostmem.Keys, res []int64) ([]int64, error) {
+		return s.packedKeysCall(OpBatchReplicaClear, k, res, func(h cstore.Client, k *hostmem.Keys, res []int64) int32 {
+			return h.BatchReplicaClear(k, segment, res)
+		})
+	})
 }
 
 func (s *Store) batchReplicaDesc(k *hostmem.Keys, res []int64) ([][]Replica, []int64, error) {

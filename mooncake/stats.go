@@ -22,7 +22,7 @@ var statOps = [...]Op{
 	OpBatchPutFrom, OpBatchUpsertFrom, OpBatchGetInto,
 	OpBatchPutFromMultiBuffers, OpBatchUpsertFromMultiBuffers, OpBatchGetIntoMultiBuffers,
 	OpIsExist, OpBatchIsExist, OpGetSize, OpRemove, OpBatchRemove, OpRemoveByRegex, OpRemoveAll,
-	OpBatchGetReplicaDesc,
+	OpBatchGetReplicaDesc, OpBatchReplicaClear,
 	OpRegisterBuffer, OpUnregisterBuffer,
 }
 

@@ -737,6 +737,26 @@ int32_t mcgo_store_batch_get_replica_desc(mcgo_store *s, const char *keys,
   });
 }
 
+int32_t mcgo_store_batch_replica_clear(mcgo_store *s, const char *keys,
+                                       const uint64_t *key_offsets, size_t n,
+                                       const char *segment, size_t segment_len,
+                                       int64_t *results) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) return rc;
+    if (segment == nullptr && segment_len > 0) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    const std::vector<std::string> ks = Keys(keys, key_offsets, n);
+    // Upstream answers with the keys it cleared (and an empty list when
+    // the call fails as a whole).
+    const std::vector<std::string> cleared = call.client()->batch_replica_clear(
+        ks, std::string(segment == nullptr ? "" : segment, segment_len));
+    const std::unordered_set<std::string_view> done(cleared.begin(), cleared.end());
+    for (size_t i = 0; i < n; ++i) results[i] = done.count(ks[i]) ? 1 : 0;
+    return MCGO_OK;
+  });
+}
+
 int32_t mcgo_store_batch_remove(mcgo_store *s, const char *keys,
                                 const uint64_t *key_offsets, size_t n,
                                 int32_t force, int64_t *results) {

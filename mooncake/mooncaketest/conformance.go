@@ -51,6 +51,7 @@ var conformanceTests = []struct {
 	{"LeaseAndRemove", testLeaseAndRemove},
 	{"BatchRemove", testBatchRemove},
 	{"ReplicaDesc", testReplicaDesc},
+	{"ReplicaClear", testReplicaClear},
 	{"PartsAndCopyingBatches", testPartsAndCopyingBatches},
 	{"Stats", testStats},
 	{"LogOptions", testLogOptions},
@@ -821,6 +822,49 @@ func testReplicaDesc(t *testing.T, c *Cluster) {
 	isCode(t, a.Remove(k, false), mooncake.ErrObjectHasLease, "the lookup granted a lease")
 	assert.Equal(t, "memory", mooncake.ReplicaMemory.String())
 	assert.Equal(t, "complete", mooncake.ReplicaComplete.String())
+}
+
+// batch_replica_clear: only the writer's objects, only without a live
+// lease; on one segment, or all of them.
+func testReplicaClear(t *testing.T, c *Cluster) {
+	a, b := c.Open(t), c.Open(t)
+	ha, err := a.Hostname()
+	require.NoError(t, err)
+	hb, err := b.Hostname()
+	require.NoError(t, err)
+	one, two, read := Key(t, "one"), Key(t, "two"), Key(t, "read")
+	onA := a.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{ha}})
+	require.NoError(t, onA.Put(one, []byte("1")))
+	require.NoError(t, onA.Put(read, []byte("r")))
+	require.NoError(t, a.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: 2, PreferredSegments: []string{ha, hb}}).Put(two, []byte("22")))
+	_, err = a.Get(read) // a lease
+	require.NoError(t, err)
+
+	res, err := b.BatchReplicaClear([]string{one, two}, "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 0}, res, "another client's objects are skipped")
+	res, err = a.BatchReplicaClear([]string{one, Key(t, "missing"), read}, "", res)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 0, 0}, res, "cleared, missing, leased")
+	ok, err := b.IsExist(one)
+	require.NoError(t, err)
+	assert.False(t, ok, "all replicas cleared: the object is gone")
+
+	res, err = a.BatchReplicaClear([]string{two}, hb, res)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1}, res, "the replica on b's segment")
+	res, err = a.BatchReplicaClear([]string{two}, hb, res)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0}, res, "no replica left there")
+	reps, err := a.GetReplicaDesc(two)
+	require.NoError(t, err)
+	require.Equal(t, 1, len(reps))
+	v, err := b.Get(two)
+	require.NoError(t, err)
+	assert.Equal(t, "22", string(v), "the other replica still serves")
+	res, err = a.BatchReplicaClear([]string{two}, ha, res)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0}, res, "the lookups granted a lease")
 }
 
 // batch_remove: one result per key, each as remove would give it; not

@@ -553,6 +553,25 @@ int32_t mcgo_store_batch_get_replica_desc(mcgo_store *s, const char *keys,
   });
 }
 
+int32_t mcgo_store_batch_replica_clear(mcgo_store *s, const char *keys,
+                                       const uint64_t *key_offsets, size_t n,
+                                       const char *segment, size_t segment_len,
+                                       int64_t *results) {
+  return GuardBatch(results, n, [&]() -> int32_t {
+    if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (n == 0) return MCGO_OK;
+    if (results == nullptr) return MCGO_INVALID_PARAMS;
+    if (!IsReady(s) || !KeysOk(keys, key_offsets, n) || (segment == nullptr && segment_len > 0)) {
+      return Refuse(results, n, MCGO_INVALID_PARAMS);
+    }
+    const std::string seg(segment == nullptr ? "" : segment, segment_len);
+    for (size_t i = 0; i < n; ++i) {
+      results[i] = s->cluster->ClearReplicas(KeyAt(keys, key_offsets, i), s->hostname, seg) ? 1 : 0;
+    }
+    return MCGO_OK;
+  });
+}
+
 int32_t mcgo_store_batch_remove(mcgo_store *s, const char *keys,
                                 const uint64_t *key_offsets, size_t n,
                                 int32_t force, int64_t *results) {

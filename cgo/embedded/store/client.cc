@@ -180,7 +180,7 @@ void WriteFromBuffers(mcgo_store *s, std::vector<WriteOp> *ops_ptr,
                       const PlacementConfig &cfg, bool group_by_segment) {
   std::vector<WriteOp> &ops = *ops_ptr;
   Cluster &cluster = *s->cluster;
-  cluster.Reserve(ops.data(), ops.size(), upsert, cfg, s->segment_id);
+  cluster.Reserve(ops.data(), ops.size(), upsert, cfg, s->segment_id, s->hostname);
   try {
     // Transfer checks, before any copying, under one read lock of the
     // client's registrations.
@@ -298,7 +298,7 @@ int32_t PutCopy(mcgo_store *s, std::string key, const void *data,
   ops[0].key = std::move(key);
   ops[0].size = size;
   Cluster &cluster = *s->cluster;
-  cluster.Reserve(ops.data(), 1, upsert, cfg, s->segment_id);
+  cluster.Reserve(ops.data(), 1, upsert, cfg, s->segment_id, s->hostname);
   if (ops[0].token != 0) {
     ops[0].data = AllocateObjectBytes(size);
     if (ops[0].data) {
@@ -328,7 +328,7 @@ int32_t PutGather(mcgo_store *s, std::vector<std::string> keys,
   }
   if (total > s->local_buffer_size) return MCGO_INVALID_PARAMS;
   Cluster &cluster = *s->cluster;
-  cluster.Reserve(ops.data(), n, upsert, cfg, s->segment_id);
+  cluster.Reserve(ops.data(), n, upsert, cfg, s->segment_id, s->hostname);
   for (size_t i = 0; i < n; ++i) {
     if (ops[i].token == 0) continue;
     ops[i].data = AllocateObjectBytes(ops[i].size);

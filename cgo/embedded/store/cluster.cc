@@ -363,7 +363,8 @@ void Cluster::RevokeLocked(WriteOp *op) noexcept {
 }
 
 void Cluster::Reserve(WriteOp *ops, size_t n, bool upsert,
-                      const PlacementConfig &cfg, uint64_t own_segment) {
+                      const PlacementConfig &cfg, uint64_t own_segment,
+                      const std::string &writer) {
   std::lock_guard<std::mutex> lock(mu_);
   size_t i = 0;
   try {
@@ -383,6 +384,7 @@ void Cluster::Reserve(WriteOp *ops, size_t n, bool upsert,
         }
         Object &obj = it->second;
         if (obj.pending_token == 0 && obj.size == op.size) {
+          obj.writer = writer;
           obj.pending_token = next_token_++;  // in-place update
           op.token = obj.pending_token;
           op.first_segment = obj.replicas.front();
@@ -407,6 +409,7 @@ void Cluster::Reserve(WriteOp *ops, size_t n, bool upsert,
       for (uint64_t id : replicas) segments_.find(id)->second.used += op.size;
       Object &obj = slot->second;
       obj.size = op.size;
+      obj.writer = writer;
       obj.replicas = std::move(replicas);
       obj.pending_token = next_token_++;
       op.token = obj.pending_token;
@@ -548,6 +551,35 @@ int32_t Cluster::Describe(const std::string &key, std::vector<ReplicaInfo> *out)
     out->push_back(ReplicaInfo{s != segments_.end() ? s->second.name : std::string(), obj.size});
   }
   return MCGO_OK;
+}
+
+bool Cluster::ClearReplicas(const std::string &key, const std::string &writer,
+                            const std::string &segment) {
+  const auto now = Clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return false;
+  Object &obj = it->second;
+  if (obj.writer != writer || now < obj.lease_until || obj.pending_token != 0) return false;
+  if (segment.empty()) {
+    EraseLocked(it);
+    return true;
+  }
+  std::vector<uint64_t> kept;
+  bool cleared = false;
+  for (uint64_t id : obj.replicas) {
+    auto s = segments_.find(id);
+    if (s != segments_.end() && s->second.name == segment) {
+      s->second.used -= std::min(s->second.used, obj.size);
+      cleared = true;
+    } else {
+      kept.push_back(id);
+    }
+  }
+  if (!cleared) return false;
+  obj.replicas = std::move(kept);
+  if (obj.replicas.empty()) objects_.erase(it);
+  return true;
 }
 
 std::vector<std::string> Cluster::ReplicaSegments(const std::string &key) const {

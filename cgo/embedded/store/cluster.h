@@ -108,9 +108,10 @@ class Cluster {
   // left without a replica are removed, whatever their lease.
   void RemoveClient(const std::string &name, uint64_t segment_id);
 
-  // Writes. own_segment is the writing client's segment (0 = none).
+  // Writes. own_segment is the writing client's segment (0 = none),
+  // writer its name (the object's owner for ClearReplicas).
   void Reserve(WriteOp *ops, size_t n, bool upsert, const PlacementConfig &cfg,
-               uint64_t own_segment);
+               uint64_t own_segment, const std::string &writer);
   void Commit(WriteOp *ops, size_t n) noexcept;
 
   // Reads: look keys up and grant read leases.
@@ -131,6 +132,12 @@ class Cluster {
   // Describe looks key up like a get (granting a read lease) and lists its
   // replicas: 0, MCGO_OBJECT_NOT_FOUND (missing, or not yet readable).
   int32_t Describe(const std::string &key, std::vector<ReplicaInfo> *out);
+  // ClearReplicas is upstream's BatchReplicaClear for one key: the replicas
+  // on segment (all of them when segment is empty) of an object writer
+  // wrote, whose lease has expired and which is not being written. An
+  // object left without replicas is removed. True if cleared.
+  bool ClearReplicas(const std::string &key, const std::string &writer,
+                     const std::string &segment);
   // Names of the segments holding key's replicas, in replica order.
   std::vector<std::string> ReplicaSegments(const std::string &key) const;
 
@@ -145,6 +152,7 @@ class Cluster {
     Bytes data;                     // null until the first commit
     std::vector<uint64_t> replicas; // segment ids, never empty
     uint64_t pending_token = 0;     // != 0 while a put/upsert is in flight
+    std::string writer;             // the client that wrote it last
     Clock::time_point lease_until{};
   };
   using ObjectMap = std::unordered_map<std::string, Object>;

@@ -260,6 +260,17 @@ int32_t mcgo_store_batch_get_replica_desc(mcgo_store *s, const char *keys,
                                           size_t *descs_needed, size_t *names_needed,
                                           int64_t *results);
 
+/* Clears replicas (upstream's batch_replica_clear): for each key this
+ * client wrote last and whose read leases have expired, the replicas on the
+ * segment named by segment/segment_len, or all of them when it is empty. An
+ * object left without replicas is removed. results[i]: 1 cleared, 0
+ * skipped (missing, written by another client, leased, being written, no
+ * replica on that segment), as upstream skips them silently. */
+int32_t mcgo_store_batch_replica_clear(mcgo_store *s, const char *keys,
+                                       const uint64_t *key_offsets, size_t n,
+                                       const char *segment, size_t segment_len,
+                                       int64_t *results);
+
 /* Removes each key as mcgo_store_remove does; results[i]: 0 or an error
  * (MCGO_OBJECT_NOT_FOUND, MCGO_OBJECT_HAS_LEASE unless force,
  * MCGO_REPLICA_IS_NOT_READY while a write is in flight). */

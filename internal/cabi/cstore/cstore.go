@@ -59,6 +59,8 @@ package cstore
 #cgo nocallback mcgo_store_upsert_batch
 #cgo noescape mcgo_store_batch_get_replica_desc
 #cgo nocallback mcgo_store_batch_get_replica_desc
+#cgo noescape mcgo_store_batch_replica_clear
+#cgo nocallback mcgo_store_batch_replica_clear
 #cgo noescape mcgo_store_batch_remove
 #cgo nocallback mcgo_store_batch_remove
 #cgo noescape mcgo_store_remove_by_regex
@@ -316,6 +318,13 @@ func (c Client) BatchGetReplicaDesc(k *Keys, results []int64) ([]ReplicaDesc, in
 
 // codeBufferOverflow is MCGO_BUFFER_OVERFLOW.
 const codeBufferOverflow = int32(C.MCGO_BUFFER_OVERFLOW)
+
+// BatchReplicaClear clears the keys' replicas on segment ("" = all):
+// results[i] 1 cleared, 0 skipped.
+func (c Client) BatchReplicaClear(k *Keys, segment string, results []int64) int32 {
+	return int32(C.mcgo_store_batch_replica_clear(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+		strPtr(segment), C.size_t(len(segment)), i64Ptr(results)))
+}
 
 // BatchRemove deletes each key, filling results[i] with 0 or a negative
 // code.

@@ -59,6 +59,9 @@ func (c Client) GetSize(string) int64                   { return cabi.CodeNoCgo 
 func (c Client) Remove(string, bool) int32              { return cabi.CodeNoCgo }
 func (c Client) RemoveByRegex(string, bool) int64       { return cabi.CodeNoCgo }
 func (c Client) BatchRemove(*Keys, bool, []int64) int32 { return cabi.CodeNoCgo }
+func (c Client) BatchReplicaClear(*Keys, string, []int64) int32 {
+	return cabi.CodeNoCgo
+}
 func (c Client) BatchGetReplicaDesc(*Keys, []int64) ([]ReplicaDesc, int32) {
 	return nil, cabi.CodeNoCgo
 }
