@@ -3,7 +3,6 @@ package mooncake
 import (
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
@@ -160,7 +159,7 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 	}
 	h := s.c().handle
 	a, sz, o := bufs.Addrs, bufs.Sizes, bufs.Offsets
-	t0 := time.Now()
+	t0 := now()
 	var rc int32
 	switch op {
 	case OpBatchPutFrom:
@@ -230,7 +229,7 @@ func (s *Store) packedKeysCall(op Op, k *hostmem.Keys, results []int64, cross fu
 	if !s.c().gate.Enter() {
 		return nil, closedErr(op, "")
 	}
-	t0 := time.Now()
+	t0 := now()
 	rc := cross(s.c().handle, k, res)
 	s.c().stats.batch(op, t0, rc, res, nil)
 	s.c().gate.Leave()

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"time"
 	"unsafe"
 )
 
@@ -76,7 +75,7 @@ func (s *Store) putParts(op Op, key string, parts [][]byte) error {
 	if !s.c().gate.Enter() {
 		return closedErr(op, key)
 	}
-	t0 := time.Now()
+	t0 := now()
 	rc := s.c().handle.PutParts(key, pn.addrs, pn.sizes, &s.cpolicy, op == OpUpsertParts)
 	s.c().stats.single(op, t0, int64(rc), pn.total)
 	s.c().gate.Leave()
@@ -108,7 +107,7 @@ func (s *Store) putBatch(op Op, keys []string, values [][]byte) error {
 	if !s.c().gate.Enter() {
 		return closedErr(op, "")
 	}
-	t0 := time.Now()
+	t0 := now()
 	rc := s.c().handle.PutBatch(&ks.k, pn.addrs, pn.sizes, &s.cpolicy, op == OpUpsertBatch)
 	s.c().stats.whole(op, t0, len(keys), int64(rc), pn.total)
 	s.c().gate.Leave()

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
@@ -36,7 +35,7 @@ func (s *Store) putCopy(op Op, key string, value []byte) error {
 	if !s.c().gate.Enter() {
 		return closedErr(op, key)
 	}
-	t0 := time.Now()
+	t0 := now()
 	var rc int32
 	if op == OpUpsert {
 		rc = s.c().handle.Upsert(key, value, &s.cpolicy)
@@ -69,7 +68,7 @@ func (s *Store) AppendGet(dst []byte, key string) ([]byte, error) {
 	}
 	defer s.c().gate.Leave()
 	// One read: the library holds the object while we make room for it.
-	t0 := time.Now()
+	t0 := now()
 	size, h := s.c().handle.GetBegin(key)
 	s.c().stats.single(OpGet, t0, size, uint64(max(size, 0)))
 	if size < 0 {
@@ -111,7 +110,7 @@ func (s *Store) GetSize(key string) (int64, error) {
 	if !s.c().gate.Enter() {
 		return 0, closedErr(OpGetSize, key)
 	}
-	t0 := time.Now()
+	t0 := now()
 	n := s.c().handle.GetSize(key)
 	s.c().stats.single(OpGetSize, t0, n, 0)
 	s.c().gate.Leave()
@@ -150,7 +149,7 @@ func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
 	if !s.c().gate.Enter() {
 		return closedErr(op, key)
 	}
-	t0 := time.Now()
+	t0 := now()
 	var rc int32
 	if op == OpUpsertFrom {
 		rc = s.c().handle.UpsertFrom(key, addr, size, &s.cpolicy)
@@ -169,7 +168,7 @@ func (s *Store) GetInto(key string, addr uintptr, size uint64) (int64, error) {
 	if !s.c().gate.Enter() {
 		return 0, closedErr(OpGetInto, key)
 	}
-	t0 := time.Now()
+	t0 := now()
 	n := s.c().handle.GetInto(key, addr, size)
 	s.c().stats.single(OpGetInto, t0, n, uint64(max(n, 0)))
 	s.c().gate.Leave()
@@ -184,7 +183,7 @@ func (s *Store) IsExist(key string) (bool, error) {
 	if !s.c().gate.Enter() {
 		return false, closedErr(OpIsExist, key)
 	}
-	t0 := time.Now()
+	t0 := now()
 	r := s.c().handle.IsExist(key)
 	s.c().stats.single(OpIsExist, t0, int64(r), 0)
 	s.c().gate.Leave()
@@ -203,7 +202,7 @@ func (s *Store) Remove(key string, force bool) error {
 	if !s.c().gate.Enter() {
 		return closedErr(OpRemove, key)
 	}
-	t0 := time.Now()
+	t0 := now()
 	rc := s.c().handle.Remove(key, force)
 	s.c().stats.single(OpRemove, t0, int64(rc), 0)
 	s.c().gate.Leave()
@@ -238,7 +237,7 @@ func (s *Store) RemoveByRegex(pattern string, force bool) (int64, error) {
 	if !s.c().gate.Enter() {
 		return 0, closedErr(OpRemoveByRegex, pattern)
 	}
-	t0 := time.Now()
+	t0 := now()
 	n := s.c().handle.RemoveByRegex(pattern, force)
 	s.c().stats.single(OpRemoveByRegex, t0, n, 0)
 	s.c().gate.Leave()
@@ -254,7 +253,7 @@ func (s *Store) RemoveAll(force bool) (int64, error) {
 	if !s.c().gate.Enter() {
 		return 0, closedErr(OpRemoveAll, "")
 	}
-	t0 := time.Now()
+	t0 := now()
 	n := s.c().handle.RemoveAll(force)
 	s.c().stats.single(OpRemoveAll, t0, n, 0)
 	s.c().gate.Leave()
@@ -274,7 +273,7 @@ func (s *Store) RegisterBuffer(addr uintptr, size uint64) error {
 	if !s.c().gate.Enter() {
 		return closedErr(OpRegisterBuffer, "")
 	}
-	t0 := time.Now()
+	t0 := now()
 	rc := s.c().handle.RegisterBuffer(addr, size)
 	s.c().stats.single(OpRegisterBuffer, t0, int64(rc), 0)
 	s.c().gate.Leave()
@@ -286,7 +285,7 @@ func (s *Store) UnregisterBuffer(addr uintptr) error {
 	if !s.c().gate.Enter() {
 		return closedErr(OpUnregisterBuffer, "")
 	}
-	t0 := time.Now()
+	t0 := now()
 	rc := s.c().handle.UnregisterBuffer(addr)
 	s.c().stats.single(OpUnregisterBuffer, t0, int64(rc), 0)
 	s.c().gate.Leave()

@@ -2,7 +2,6 @@ package mooncake
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
@@ -117,7 +116,7 @@ func (s *Store) batchReplicaDesc(k *hostmem.Keys, res []int64) ([][]Replica, []i
 	if !s.c().gate.Enter() {
 		return nil, nil, closedErr(OpBatchGetReplicaDesc, "")
 	}
-	t0 := time.Now()
+	t0 := now()
 	descs, rc := s.c().handle.BatchGetReplicaDesc(k, res)
 	s.c().stats.batch(OpBatchGetReplicaDesc, t0, rc, res, nil)
 	s.c().gate.Leave()

@@ -3,7 +3,6 @@ package mooncake
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
@@ -32,7 +31,7 @@ func (s *Store) RegisterMemory(m *hostmem.Memory) error {
 	c.memMu.Lock()
 	defer c.memMu.Unlock()
 	addr, size := m.Addr(), m.Size()
-	t0 := time.Now()
+	t0 := now()
 	rc := c.handle.RegisterBuffer(addr, size)
 	c.stats.single(OpRegisterBuffer, t0, int64(rc), 0)
 	if rc != 0 {
@@ -59,7 +58,7 @@ func (s *Store) UnregisterMemory(m *hostmem.Memory) error {
 	if addr == 0 || c.mems[addr] != m {
 		return &Error{Op: OpUnregisterBuffer, Code: ErrInvalidParams, Err: errors.New("memory is not registered with this store through RegisterMemory")}
 	}
-	t0 := time.Now()
+	t0 := now()
 	rc := c.handle.UnregisterBuffer(addr)
 	c.stats.single(OpUnregisterBuffer, t0, int64(rc), 0)
 	if rc != 0 {
