@@ -138,9 +138,10 @@ type HostPool struct {
 	heads         int
 	sizePerToken  uint64
 	kSizePerToken uint64
-	hasV          bool // pool has a v_buffer (MHA kinds)
-	mambaT        bool // Mamba: temporal component present
-	mambaNC       int  // Mamba: number of conv states
+	allocPerToken uint64 // 0: sizePerToken (see AllocatedBytesPerToken)
+	hasV          bool   // pool has a v_buffer (MHA kinds)
+	mambaT        bool   // Mamba: temporal component present
+	mambaNC       int    // Mamba: number of conv states
 	closed        bool
 	geometry      geometry
 }
@@ -190,6 +191,21 @@ func (p *HostPool) SizePerToken() uint64 { return p.sizePerToken }
 
 // KSizePerToken returns get_ksize_per_token().
 func (p *HostPool) KSizePerToken() uint64 { return p.kSizePerToken }
+
+// AllocatedBytesPerToken is the bytes the pool's buffers hold per token. It
+// equals SizePerToken except where SGLang's number is not the allocation:
+// DeepSeek V4 paged and state pools (SGLang reports one (page, layer) row,
+// item_bytes or state_page_bytes, as the per-token size; the allocation is
+// layers*item/page_size per token), and page_first_kv_split (SGLang counts
+// kv_lora_rank+qk_rope_head_dim, or its override, in the store dtype; the
+// pool allocates the K and V buffers at their own widths and dtypes, V
+// even when FP8 DSA leaves it dead).
+func (p *HostPool) AllocatedBytesPerToken() uint64 {
+	if p.allocPerToken != 0 {
+		return p.allocPerToken
+	}
+	return p.sizePerToken
+}
 
 // Fingerprint returns the layout fingerprint (see Pool).
 func (p *HostPool) Fingerprint() string { return p.fp }

@@ -4,8 +4,13 @@ import "fmt"
 
 // MLAConfig describes an MLA host pool (SGLang MLATokenToKVPoolHost, memory_pool_host.py).
 type MLAConfig struct {
-	Layers    int   // L (target + packed draft layers)
-	LatentDim int   // C = kv_lora_rank + qk_rope_head_dim (576 for DeepSeek-V3); not used by page_first_kv_split
+	Layers int // L (target + packed draft layers)
+	// LatentDim is C = kv_lora_rank + qk_rope_head_dim (576 for
+	// DeepSeek-V3). page_first_kv_split uses it only for SizePerToken, as
+	// SGLang's kv_cache_dim (its override_kv_cache_dim when the builder
+	// passes one, e.g. the packed 656 under FP8 DSA); 0 there means
+	// KVLoraRank + RopeDim.
+	LatentDim int
 	DType     DType // device store dtype (uint8 for FP8 DSA packed latents)
 	PageSize  int
 	Tokens    int // requested capacity (page_num = Tokens/P + 1)
@@ -161,9 +166,19 @@ func newMLAKVSplit(cfg MLAConfig, b *builder, pn int) (*HostPool, error) {
 		}
 	}
 	kSize, vSize, iSize, sSize := d.mul(kPage, upn), d.mul(vPage, upn), d.mul(iPage, upn), d.mul(sPage, upn)
-	p.sizePerToken = d.add(d.add(d.mul(uL, uint64(Kw), kdt.Size()), d.mul(uL, uint64(R), cfg.DType.Size())),
-		d.add(d.mul(uLi, uint64(Di), idt.Size()), d.mul(uLi, 4, boolU(cfg.IndexScale))))
+	// SGLang's get_size_per_token: kv_cache_dim (kv_lora_rank +
+	// qk_rope_head_dim, or the override: LatentDim) in the store dtype per
+	// layer, plus the indexer's head dim in the same dtype and 4 scale bytes
+	// per indexer layer. What is allocated counts each buffer at its width.
+	C := uint64(cfg.LatentDim)
+	if C == 0 {
+		C = uint64(Kw) + uint64(R)
+	}
+	is := cfg.DType.Size()
+	p.sizePerToken = d.add(d.mul(C, is, uL), d.add(d.mul(uint64(Di), is, uLi), d.mul(uLi, 4, boolU(cfg.IndexScale))))
 	p.kSizePerToken = p.sizePerToken
+	p.allocPerToken = d.add(d.add(d.mul(uL, uint64(Kw), kdt.Size()), d.mul(uL, uint64(R), cfg.DType.Size())),
+		d.add(d.mul(uLi, uint64(Di), idt.Size()), d.mul(uLi, 4, boolU(cfg.IndexScale))))
 	if d.err != nil {
 		return nil, d.err
 	}

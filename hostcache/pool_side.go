@@ -268,8 +268,10 @@ func newV4(kind Kind, cfg V4Config) (*HostPool, error) {
 	p.rows = uint64(N)
 	p.desc = what
 	layerBytes := d.mul(uint64(N), uint64(item))
-	p.sizePerToken = d.mul(uint64(L), uint64(item)) / uint64(P)
-	p.kSizePerToken = p.sizePerToken
+	// SGLang: size_per_token = get_ksize_per_token() = item_bytes
+	// (state_page_bytes for state pools), one row, not per token.
+	p.sizePerToken, p.kSizePerToken = uint64(item), uint64(item)
+	p.allocPerToken = d.mul(uint64(L), uint64(item)) / uint64(P)
 	if d.err != nil {
 		return nil, d.err
 	}

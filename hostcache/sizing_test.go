@@ -88,3 +88,47 @@ func TestAllocators(t *testing.T) {
 	assert.ErrorIs(t, err, ht.ErrInjected)
 	assert.Zero(t, ta.Leaks(), "the K tensor allocated before the failure was freed")
 }
+
+// size_per_token as SGLang computes it where it is not the allocation, and
+// the allocation beside it (AllocatedBytesPerToken).
+func TestSizePerTokenAsSGLang(t *testing.T) {
+	va := &ht.VirtualAllocator{}
+	kvSplit := func(latent, kw int, fp8 bool, dt hc.DType, di int, scale bool) hc.MLAConfig {
+		return hc.MLAConfig{Layers: 61, LatentDim: latent, DType: dt, PageSize: 64, Tokens: 128, Layout: hc.PageFirstKVSplit,
+			KVLoraRank: kw, RopeDim: 64, FP8DSA: fp8, IndexHeadDim: di, IndexScale: scale, Allocator: va}
+	}
+	for _, tc := range []struct {
+		name        string
+		mk          func() (*hc.HostPool, error)
+		size, alloc uint64
+	}{
+		// DeepSeekV4PagedHostPool / StateHostPool: size_per_token =
+		// get_ksize_per_token() = item_bytes (state_page_bytes).
+		{"v4 paged", func() (*hc.HostPool, error) {
+			return hc.NewV4PagedPool(hc.V4Config{Layers: 2, ItemBytes: 37440, NumPages: 4, PageSize: 64, Layout: hc.LayerFirst, Allocator: va})
+		}, 37440, 2 * 37440 / 64},
+		{"v4 state", func() (*hc.HostPool, error) {
+			return hc.NewV4StatePool(hc.V4Config{Layers: 3, ItemBytes: 8192, NumPages: 4, PageSize: 128, Layout: hc.PageFirst, Allocator: va})
+		}, 8192, 3 * 8192 / 128},
+		// FP8 DSA kv_split: (kv_lora_rank + qk_rope_head_dim) * 1 B * L +
+		// Di * L_idx + 4 * L_idx; K is allocated at the packed 656, V too.
+		{"kv_split fp8 dsa", func() (*hc.HostPool, error) { return hc.NewMLAPool(kvSplit(576, 656, true, hc.Uint8, 128, true)) },
+			576*61 + 128*61 + 4*61, 656*61 + 64*61 + 128*61 + 4*61},
+		{"kv_split fp8 dsa, kv_cache_dim overridden", func() (*hc.HostPool, error) {
+			return hc.NewMLAPool(kvSplit(656, 656, true, hc.Uint8, 128, true))
+		}, 656*61 + 128*61 + 4*61, 656*61 + 64*61 + 128*61 + 4*61},
+		{"kv_split bf16", func() (*hc.HostPool, error) { return hc.NewMLAPool(kvSplit(0, 512, false, hc.BF16, 0, false)) },
+			(512 + 64) * 2 * 61, (512 + 64) * 2 * 61},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := tc.mk()
+			require.NoError(t, err)
+			assert.Equal(t, tc.size, p.SizePerToken())
+			assert.Equal(t, tc.size, p.KSizePerToken())
+			assert.Equal(t, tc.alloc, p.AllocatedBytesPerToken())
+		})
+	}
+	p, err := hc.NewMLAPool(hc.MLAConfig{Layers: 61, LatentDim: 576, DType: hc.BF16, PageSize: 64, Tokens: 100, Layout: hc.PageFirst, Allocator: va})
+	require.NoError(t, err)
+	assert.Equal(t, p.SizePerToken(), p.AllocatedBytesPerToken(), "where SGLang's number is the allocation")
+}
