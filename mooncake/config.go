@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
 )
 
 // Config holds a store client's settings: the arguments of Mooncake's
@@ -48,6 +50,42 @@ type Config struct {
 	// ErrInvalidParams. The embedded engine writes no log, so both fields
 	// only need to be valid there.
 	LogDir string `json:"log_dir"`
+
+	// Upstream's further setup options; zero values keep its defaults.
+	// Capabilities says which the backend honours: the embedded engine
+	// accepts them and honours none.
+
+	// TenantID names the client's tenant ("" is "default"). Upstream's
+	// master keeps a namespace per tenant only when it runs with
+	// --enable_multi_tenants and its quota table knows the tenant; by
+	// default every tenant shares the default namespace (measured at the
+	// pinned commit; the embedded engine has that one namespace always).
+	TenantID string `json:"tenant_id"`
+	// EnableSSDOffload lets the client offload objects to SSDOffloadPath.
+	EnableSSDOffload bool   `json:"enable_ssd_offload"`
+	SSDOffloadPath   string `json:"ssd_offload_path"`
+	// EnableClientHTTPServer starts the client's own HTTP server (upstream's
+	// client metrics) on ClientHTTPPort (0: upstream's 9300). Upstream
+	// listens on every address.
+	EnableClientHTTPServer bool `json:"enable_client_http_server"`
+	ClientHTTPPort         int  `json:"client_http_port"`
+}
+
+// Capabilities are the setup options the linked backend honours.
+type Capabilities struct {
+	Tenants          bool // Config.TenantID reaches the master (see TenantID)
+	SSDOffload       bool // Config.EnableSSDOffload
+	ClientHTTPServer bool // Config.EnableClientHTTPServer
+}
+
+// BackendCapabilities reports which of Config's upstream options the
+// backend honours: all of them on the native backend (passed to upstream's
+// setup), none on the embedded engine (one namespace for every tenant, no
+// SSD, no HTTP server), which accepts them all the same so that one config
+// serves both.
+func BackendCapabilities() Capabilities {
+	c := cstore.Capabilities()
+	return Capabilities{Tenants: c&1 != 0, SSDOffload: c&2 != 0, ClientHTTPServer: c&4 != 0}
 }
 
 // LogLevels are the values of Config.LogLevel, in glog's order.
@@ -173,6 +211,7 @@ func (c Config) Validate() error {
 	for _, f := range []struct{ name, v string }{
 		{"local_hostname", c.LocalHostname}, {"metadata_server", c.MetadataServer}, {"protocol", c.Protocol},
 		{"device_name", c.DeviceName}, {"master_server_address", c.MasterServerAddress}, {"log_dir", c.LogDir},
+		{"tenant_id", c.TenantID}, {"ssd_offload_path", c.SSDOffloadPath},
 	} {
 		if strings.IndexByte(f.v, 0) >= 0 {
 			return sentinelf(ErrInvalidConfig, "%s %q contains a NUL byte", f.name, f.v)
@@ -187,6 +226,9 @@ func (c Config) Validate() error {
 		return sentinelf(ErrInvalidConfig, "local_hostname is empty")
 	case c.MetadataServer == "":
 		return sentinelf(ErrInvalidConfig, "metadata_server is empty")
+	}
+	if c.ClientHTTPPort < 0 || c.ClientHTTPPort > 65535 {
+		return sentinelf(ErrInvalidConfig, "client_http_port %d: want 0 (the default) to 65535", c.ClientHTTPPort)
 	}
 	if _, ok := c.logLevel(); !ok {
 		return sentinelf(ErrInvalidConfig, "log_level %q: want one of %q", c.LogLevel, LogLevels)

@@ -112,6 +112,11 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 		Protocol:            cfg.Protocol,
 		DeviceName:          cfg.DeviceName,
 		MasterServerAddress: cfg.MasterServerAddress,
+		TenantID:            cfg.TenantID,
+		SSDOffloadPath:      cfg.SSDOffloadPath,
+		SSDOffload:          cfg.EnableSSDOffload,
+		ClientHTTPServer:    cfg.EnableClientHTTPServer,
+		ClientHTTPPort:      int32(cfg.ClientHTTPPort),
 	}
 	var msg string
 	if engine != nil {

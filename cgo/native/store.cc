@@ -211,10 +211,18 @@ static int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *te,
       host = name;  // upstream needs host:port equal to the engine's segment
       meta = metadata;
     }
+    if (cfg->client_http_port < 0 || cfg->client_http_port > 65535) {
+      mcgo::native::DetachStore(te);
+      return fail(MCGO_INVALID_PARAMS, "client_http_port out of range");
+    }
+    const std::string tenant = str(cfg->tenant_id).empty() ? "default" : str(cfg->tenant_id);
     const int rc = s->client->setup_real(
         host, meta, static_cast<size_t>(cfg->global_segment_size),
         static_cast<size_t>(cfg->local_buffer_size), protocol,
-        str(cfg->device_name), str(cfg->master_server_address), engine);
+        str(cfg->device_name), str(cfg->master_server_address), engine,
+        /*ipc_socket_path=*/"", cfg->enable_ssd_offload != 0, str(cfg->ssd_offload_path), tenant,
+        cfg->enable_client_http_server != 0,
+        cfg->client_http_port != 0 ? cfg->client_http_port : mooncake::DEFAULT_CLIENT_HTTP_PORT);
     if (rc != 0) {
       mcgo::native::DetachStore(te);
       return fail(rc < 0 ? rc : MCGO_INTERNAL_ERROR,
@@ -230,6 +238,10 @@ static int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *te,
   } catch (...) {
     return fail(MCGO_INTERNAL_ERROR, "unknown exception");
   }
+}
+
+uint32_t mcgo_store_capabilities(void) {
+  return MCGO_CAP_TENANTS | MCGO_CAP_SSD_OFFLOAD | MCGO_CAP_CLIENT_HTTP_SERVER;
 }
 
 int32_t mcgo_store_setup(mcgo_store *s, const mcgo_store_config *cfg, char *errmsg,

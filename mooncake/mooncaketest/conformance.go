@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/mooncake-go/mooncake-go/internal/fill"
@@ -55,6 +57,7 @@ var conformanceTests = []struct {
 	{"PartsAndCopyingBatches", testPartsAndCopyingBatches},
 	{"Stats", testStats},
 	{"LogOptions", testLogOptions},
+	{"SetupOptions", testSetupOptions},
 	{"RemoveByRegex", testRemoveByRegex},
 	{"KeyLength", testKeyLength},
 	{"SharedCluster", testSharedCluster},
@@ -952,6 +955,45 @@ func testLogOptions(t *testing.T, c *Cluster) {
 	c.Open(t, func(cfg *mooncake.Config) { cfg.LogLevel = "info" })
 	_, err := mooncake.Open(c.Config(func(cfg *mooncake.Config) { cfg.LogDir = "/nonexistent/mcgo-logs" }))
 	isCode(t, err, mooncake.ErrInvalidParams, "a log directory that does not exist")
+}
+
+// Upstream's further setup options: honoured by the native backend,
+// accepted by the embedded engine, which says so (BackendCapabilities).
+func testSetupOptions(t *testing.T, c *Cluster) {
+	caps := mooncake.BackendCapabilities()
+	all := mooncake.Capabilities{Tenants: true, SSDOffload: true, ClientHTTPServer: true}
+	if c.Native {
+		assert.Equal(t, all, caps)
+	} else {
+		assert.Equal(t, mooncake.Capabilities{}, caps)
+	}
+	tenant := func(name string) func(*mooncake.Config) {
+		return func(cfg *mooncake.Config) { cfg.TenantID = name }
+	}
+	a := c.Open(t, tenant("mcgo-tenant-a"))
+	b := c.Open(t, tenant("mcgo-tenant-b"))
+	k := Key(t, "k")
+	require.NoError(t, a.Put(k, []byte("A")))
+	// Upstream's master resolves every tenant to "default" unless it runs
+	// with --enable_multi_tenants (and a quota table that knows the
+	// tenant); the test clusters do not: one namespace, on both engines.
+	v, err := b.Get(k)
+	require.NoError(t, err, "one namespace for every tenant")
+	assert.Equal(t, "A", string(v))
+	_, err = mooncake.Open(c.Config(func(cfg *mooncake.Config) { cfg.ClientHTTPPort = 70000 }))
+	isCode(t, err, mooncake.ErrInvalidParams, "a port out of range")
+	assert.ErrorIs(t, err, mooncake.ErrInvalidConfig)
+
+	if caps.ClientHTTPServer {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		c.Open(t, func(cfg *mooncake.Config) { cfg.EnableClientHTTPServer, cfg.ClientHTTPPort = true, port })
+		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 5*time.Second)
+		require.NoError(t, err, "the client's HTTP server listens")
+		conn.Close()
+	}
 }
 
 func testRemoveByRegex(t *testing.T, c *Cluster) {

@@ -187,6 +187,8 @@ int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *engine,
 
 extern "C" {
 
+uint32_t mcgo_store_capabilities(void) { return 0; }
+
 int32_t mcgo_store_create(mcgo_store **out) {
   if (out == nullptr) return MCGO_INVALID_PARAMS;
   *out = nullptr;

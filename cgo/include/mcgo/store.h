@@ -42,7 +42,24 @@ typedef struct mcgo_store_config {
   const char *protocol;              /* "tcp" or "rdma" */
   const char *device_name;           /* RDMA device list, "" = auto / none */
   const char *master_server_address; /* "127.0.0.1:50051" */
+  /* Upstream's further setup options (ABI 4); zero values keep upstream's
+   * defaults. mcgo_store_capabilities says which this backend honours; the
+   * others are accepted and have no effect. */
+  const char *tenant_id;             /* "" = "default": a tenant sees only its own objects */
+  const char *ssd_offload_path;      /* where offloaded objects go */
+  int32_t enable_ssd_offload;        /* offload objects to SSD */
+  int32_t enable_client_http_server; /* the client's own HTTP (metrics) server */
+  int32_t client_http_port;          /* its port; 0 = upstream's default (9300) */
 } mcgo_store_config;
+
+/* Setup options a backend honours (mcgo_store_capabilities). */
+#define MCGO_CAP_TENANTS 1u
+#define MCGO_CAP_SSD_OFFLOAD 2u
+#define MCGO_CAP_CLIENT_HTTP_SERVER 4u
+/* The MCGO_CAP_* bits of the options this backend honours: all for the
+ * native backend, none for the embedded engine (one namespace, no SSD, no
+ * HTTP server). */
+uint32_t mcgo_store_capabilities(void);
 
 /* Mooncake's ReplicateConfig. Passed by value.
  * preferred_segments holds preferred_segment_count NUL-terminated names back

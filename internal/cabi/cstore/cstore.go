@@ -96,7 +96,8 @@ func (c Client) Destroy() { C.mcgo_store_destroy(c.p) }
 func (c Client) Setup(cfg *Config) (int32, string) { return c.setup(cfg, nil) }
 
 func (c Client) setup(cfg *Config, engine unsafe.Pointer) (int32, string) {
-	strs := [...]string{cfg.LocalHostname, cfg.MetadataServer, cfg.Protocol, cfg.DeviceName, cfg.MasterServerAddress}
+	strs := [...]string{cfg.LocalHostname, cfg.MetadataServer, cfg.Protocol, cfg.DeviceName, cfg.MasterServerAddress,
+		cfg.TenantID, cfg.SSDOffloadPath}
 	var cs [len(strs)]*C.char
 	for i, s := range strs {
 		cs[i] = C.CString(s)
@@ -107,13 +108,18 @@ func (c Client) setup(cfg *Config, engine unsafe.Pointer) (int32, string) {
 		}
 	}()
 	cc := C.mcgo_store_config{
-		local_hostname:        cs[0],
-		metadata_server:       cs[1],
-		global_segment_size:   C.uint64_t(cfg.GlobalSegmentSize),
-		local_buffer_size:     C.uint64_t(cfg.LocalBufferSize),
-		protocol:              cs[2],
-		device_name:           cs[3],
-		master_server_address: cs[4],
+		local_hostname:            cs[0],
+		metadata_server:           cs[1],
+		global_segment_size:       C.uint64_t(cfg.GlobalSegmentSize),
+		local_buffer_size:         C.uint64_t(cfg.LocalBufferSize),
+		protocol:                  cs[2],
+		device_name:               cs[3],
+		master_server_address:     cs[4],
+		tenant_id:                 cs[5],
+		ssd_offload_path:          cs[6],
+		enable_ssd_offload:        cbool(cfg.SSDOffload),
+		enable_client_http_server: cbool(cfg.ClientHTTPServer),
+		client_http_port:          C.int32_t(cfg.ClientHTTPPort),
 	}
 	var msg [512]byte
 	var rc int32
@@ -132,6 +138,10 @@ func (c Client) setup(cfg *Config, engine unsafe.Pointer) (int32, string) {
 func (c Client) SetupOnEngine(cfg *Config, engine unsafe.Pointer) (int32, string) {
 	return c.setup(cfg, engine)
 }
+
+// Capabilities returns mcgo_store_capabilities: bit 0 tenants, 1 SSD
+// offload, 2 the client HTTP server.
+func Capabilities() uint32 { return uint32(C.mcgo_store_capabilities()) }
 
 // HealthCheck returns 0 when the client is set up and its master answers.
 func (c Client) HealthCheck() int32 { return int32(C.mcgo_store_health_check(c.p)) }

@@ -79,3 +79,6 @@ func fail(r []int64) int32 {
 	}
 	return cabi.CodeNoCgo
 }
+
+// Capabilities: none without cgo.
+func Capabilities() uint32 { return 0 }

@@ -9,6 +9,11 @@ type Config struct {
 	Protocol            string
 	DeviceName          string
 	MasterServerAddress string
+	TenantID            string
+	SSDOffloadPath      string
+	SSDOffload          bool
+	ClientHTTPServer    bool
+	ClientHTTPPort      int32
 }
 
 // ReplicaDesc is one mcgo_replica_desc, its location copied out.
