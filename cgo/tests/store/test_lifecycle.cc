@@ -11,6 +11,7 @@ TEST(Identity) {
   CHECK_EQ(mcgo_abi_version(), static_cast<uint32_t>(MCGO_ABI_VERSION));
   CHECK_EQ(std::string(mcgo_backend_name()), "embedded");
   CHECK_EQ(std::string(mcgo_upstream_commit()), "");
+  CHECK_EQ(mcgo_store_capabilities(), 0u);  // accepts, honours none of, the extra options
 }
 
 // mcgo_set_log: the embedded engine writes no log but refuses what the
