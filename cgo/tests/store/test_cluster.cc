@@ -159,7 +159,7 @@ WriteOp Reserve(mcgo_store *s, const std::string &key, uint64_t size,
   WriteOp op;
   op.key = key;
   op.size = size;
-  s->cluster->Reserve(&op, 1, upsert, cfg, s->segment_id);
+  s->cluster->Reserve(&op, 1, upsert, cfg, s->segment_id, s->hostname);
   return op;
 }
 
