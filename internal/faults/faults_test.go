@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 func startMaster(t *testing.T, opts testcluster.Options) *testcluster.Master {
 	t.Helper()
 	opts.Quiet = true
+	if opts.LogDir == "" {
+		opts.LogDir = "../../build/cluster-logs" // the repository's build/, not this package's
+	}
 	m, err := testcluster.Start(opts)
 	if err != nil {
 		t.Fatal(err)
