@@ -76,6 +76,8 @@ type Capabilities struct {
 	Tenants          bool // Config.TenantID reaches the master (see TenantID)
 	SSDOffload       bool // Config.EnableSSDOffload
 	ClientHTTPServer bool // Config.EnableClientHTTPServer
+	NoFReplicas      bool // ReplicateConfig.NoFReplicaNum (the embedded engine refuses it)
+	DFSReplicas      bool // ReplicateConfig.DFSReplicaNum (likewise)
 }
 
 // BackendCapabilities reports which of Config's upstream options the
@@ -85,7 +87,8 @@ type Capabilities struct {
 // serves both.
 func BackendCapabilities() Capabilities {
 	c := cstore.Capabilities()
-	return Capabilities{Tenants: c&1 != 0, SSDOffload: c&2 != 0, ClientHTTPServer: c&4 != 0}
+	return Capabilities{Tenants: c&1 != 0, SSDOffload: c&2 != 0, ClientHTTPServer: c&4 != 0,
+		NoFReplicas: c&8 != 0, DFSReplicas: c&16 != 0}
 }
 
 // LogLevels are the values of Config.LogLevel, in glog's order.

@@ -340,7 +340,33 @@ type ReplicateConfig struct {
 	// ReplicaNum <= 1). Multi-buffer gets made through the view also prefer a
 	// replica on this node.
 	PreferAllocInSameNode bool
+	// SoftPinAction is upstream's soft_pin_action, which replaced
+	// with_soft_pin: preserve (the default: a new object is not pinned, an
+	// upserted one keeps its pin), enable or disable. WithSoftPin still
+	// works: it means SoftPinEnable while the action is SoftPinPreserve.
+	SoftPinAction SoftPinAction
+	// SoftPinTTL is how long a soft pin lasts (upstream's soft_pin_ttl_ms,
+	// millisecond resolution); 0 keeps the master's default.
+	SoftPinTTL time.Duration
+	// NoFReplicaNum and DFSReplicaNum ask for NVMe-oF and distributed-FS
+	// replicas besides the memory ones. A cluster without such storage
+	// refuses them per key: ErrInvalidParams for NoF,
+	// ErrDFSServiceUnavailable for DFS (upstream at the pinned commit); the
+	// embedded engine never has any (BackendCapabilities) and does the same.
+	NoFReplicaNum, DFSReplicaNum int
+	// PreferredNoFSegments are NoF segments tried first.
+	PreferredNoFSegments []string
 }
+
+// SoftPinAction is upstream's SoftPinAction.
+type SoftPinAction int32
+
+// Soft-pin actions.
+const (
+	SoftPinPreserve SoftPinAction = 0
+	SoftPinEnable   SoftPinAction = 1
+	SoftPinDisable  SoftPinAction = 2
+)
 
 // WithReplicateConfig returns a view of s whose puts and upserts use rc. The
 // view shares s's connection; closing either closes both. Views are cheap:
@@ -369,6 +395,20 @@ func (s *Store) setReplicate(rc ReplicateConfig) {
 	if rc.ReplicaNum < 0 {
 		s.policyErr = fmt.Errorf("replicate config: replica_num %d is negative", rc.ReplicaNum)
 	}
+	rc.PreferredNoFSegments = append([]string(nil), rc.PreferredNoFSegments...)
+	for _, seg := range rc.PreferredNoFSegments {
+		if seg == "" || strings.IndexByte(seg, 0) >= 0 {
+			s.policyErr = fmt.Errorf("replicate config: preferred NoF segment %q is empty or contains NUL", seg)
+		}
+	}
+	switch {
+	case rc.NoFReplicaNum < 0 || rc.DFSReplicaNum < 0:
+		s.policyErr = fmt.Errorf("replicate config: negative NoF (%d) or DFS (%d) replica count", rc.NoFReplicaNum, rc.DFSReplicaNum)
+	case rc.SoftPinAction < SoftPinPreserve || rc.SoftPinAction > SoftPinDisable:
+		s.policyErr = fmt.Errorf("replicate config: soft pin action %d: want preserve, enable or disable", rc.SoftPinAction)
+	case rc.SoftPinTTL < 0 || (rc.SoftPinTTL > 0 && rc.SoftPinTTL < time.Millisecond):
+		s.policyErr = fmt.Errorf("replicate config: soft pin TTL %v: want 0 (the default) or at least 1 ms", rc.SoftPinTTL)
+	}
 	n := rc.ReplicaNum
 	if n <= 0 {
 		n = 1
@@ -380,9 +420,18 @@ func (s *Store) setReplicate(rc ReplicateConfig) {
 		HardPin:      rc.WithHardPin,
 		SameNode:     rc.PreferAllocInSameNode,
 		SegmentCount: uint32(len(rc.PreferredSegments)),
+		NoFReplicas:  uint64(max(rc.NoFReplicaNum, 0)),
+		DFSReplicas:  uint64(max(rc.DFSReplicaNum, 0)),
+		SoftPinAct:   int32(rc.SoftPinAction),
+		HasPinTTL:    rc.SoftPinTTL > 0,
+		PinTTLMs:     uint64(rc.SoftPinTTL / time.Millisecond),
+		NoFCount:     uint32(len(rc.PreferredNoFSegments)),
 	}
 	if len(rc.PreferredSegments) > 0 {
 		s.cpolicy.Segments = []byte(strings.Join(rc.PreferredSegments, "\x00") + "\x00")
+	}
+	if len(rc.PreferredNoFSegments) > 0 {
+		s.cpolicy.NoFSegments = []byte(strings.Join(rc.PreferredNoFSegments, "\x00") + "\x00")
 	}
 }
 

@@ -68,14 +68,14 @@ inline bool CsrOk(const uintptr_t *addrs, const uint64_t *sizes,
 
 // Splits mcgo_replicate_config's packed preferred segment names. Returns
 // false when the buffer holds fewer NUL-terminated names than the count.
-inline bool ParseSegments(const mcgo_replicate_config &in,
-                          std::vector<std::string> *out) {
+inline bool ParseNames(uint32_t count, const char *names, uint64_t names_len,
+                       std::vector<std::string> *out) {
   out->clear();
-  if (in.preferred_segment_count == 0) return true;
-  if (in.preferred_segments == nullptr) return false;
-  const char *p = in.preferred_segments;
-  uint64_t left = in.preferred_segments_len;
-  for (uint32_t k = 0; k < in.preferred_segment_count; ++k) {
+  if (count == 0) return true;
+  if (names == nullptr) return false;
+  const char *p = names;
+  uint64_t left = names_len;
+  for (uint32_t k = 0; k < count; ++k) {
     const size_t cap =
         left > SIZE_MAX ? SIZE_MAX : static_cast<size_t>(left);
     const void *nul = std::memchr(p, 0, cap);
@@ -86,6 +86,23 @@ inline bool ParseSegments(const mcgo_replicate_config &in,
     left -= len + 1;
   }
   return true;
+}
+
+inline bool ParseSegments(const mcgo_replicate_config &in,
+                          std::vector<std::string> *out) {
+  return ParseNames(in.preferred_segment_count, in.preferred_segments,
+                    in.preferred_segments_len, out);
+}
+
+inline bool ParseNoFSegments(const mcgo_replicate_config &in,
+                             std::vector<std::string> *out) {
+  return ParseNames(in.preferred_nof_segment_count, in.preferred_nof_segments,
+                    in.preferred_nof_segments_len, out);
+}
+
+// SoftPinActionOk checks soft_pin_action.
+inline bool SoftPinActionOk(const mcgo_replicate_config &in) {
+  return in.soft_pin_action >= MCGO_SOFT_PIN_PRESERVE && in.soft_pin_action <= MCGO_SOFT_PIN_DISABLE;
 }
 
 }  // namespace mcgo::args

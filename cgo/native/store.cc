@@ -72,11 +72,21 @@ class Call {
 };
 
 bool ToReplicate(const mcgo_replicate_config &in, mooncake::ReplicateConfig *out) {
-  std::vector<std::string> segs;
-  if (!mcgo::args::ParseSegments(in, &segs)) return false;
+  std::vector<std::string> segs, nof;
+  if (!mcgo::args::ParseSegments(in, &segs) || !mcgo::args::ParseNoFSegments(in, &nof) ||
+      !mcgo::args::SoftPinActionOk(in)) {
+    return false;
+  }
   out->replica_num = in.replica_num == 0 ? 1 : static_cast<size_t>(in.replica_num);
-  out->soft_pin_action = in.with_soft_pin ? mooncake::SoftPinAction::ENABLE
-                                          : mooncake::SoftPinAction::PRESERVE;
+  out->nof_replica_num = static_cast<size_t>(in.nof_replica_num);
+  out->dfs_replica_num = static_cast<size_t>(in.dfs_replica_num);
+  // The old with_soft_pin means ENABLE unless an action is given.
+  out->soft_pin_action = static_cast<mooncake::SoftPinAction>(in.soft_pin_action);
+  if (in.soft_pin_action == MCGO_SOFT_PIN_PRESERVE && in.with_soft_pin) {
+    out->soft_pin_action = mooncake::SoftPinAction::ENABLE;
+  }
+  if (in.has_soft_pin_ttl) out->soft_pin_ttl_ms = in.soft_pin_ttl_ms;
+  out->preferred_nof_segments = std::move(nof);
   out->with_hard_pin = in.with_hard_pin != 0;
   out->preferred_segments = std::move(segs);
   out->prefer_alloc_in_same_node = in.prefer_alloc_in_same_node != 0;
@@ -241,7 +251,8 @@ static int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *te,
 }
 
 uint32_t mcgo_store_capabilities(void) {
-  return MCGO_CAP_TENANTS | MCGO_CAP_SSD_OFFLOAD | MCGO_CAP_CLIENT_HTTP_SERVER;
+  return MCGO_CAP_TENANTS | MCGO_CAP_SSD_OFFLOAD | MCGO_CAP_CLIENT_HTTP_SERVER |
+         MCGO_CAP_NOF_REPLICAS | MCGO_CAP_DFS_REPLICAS;
 }
 
 int32_t mcgo_store_setup(mcgo_store *s, const mcgo_store_config *cfg, char *errmsg,

@@ -58,6 +58,7 @@ var conformanceTests = []struct {
 	{"Stats", testStats},
 	{"LogOptions", testLogOptions},
 	{"SetupOptions", testSetupOptions},
+	{"ReplicateOptions", testReplicateOptions},
 	{"RemoveByRegex", testRemoveByRegex},
 	{"KeyLength", testKeyLength},
 	{"SharedCluster", testSharedCluster},
@@ -961,7 +962,7 @@ func testLogOptions(t *testing.T, c *Cluster) {
 // accepted by the embedded engine, which says so (BackendCapabilities).
 func testSetupOptions(t *testing.T, c *Cluster) {
 	caps := mooncake.BackendCapabilities()
-	all := mooncake.Capabilities{Tenants: true, SSDOffload: true, ClientHTTPServer: true}
+	all := mooncake.Capabilities{Tenants: true, SSDOffload: true, ClientHTTPServer: true, NoFReplicas: true, DFSReplicas: true}
 	if c.Native {
 		assert.Equal(t, all, caps)
 	} else {
@@ -993,6 +994,53 @@ func testSetupOptions(t *testing.T, c *Cluster) {
 		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 5*time.Second)
 		require.NoError(t, err, "the client's HTTP server listens")
 		conn.Close()
+	}
+}
+
+// The rest of upstream's ReplicateConfig: soft-pin actions and TTL (the old
+// WithSoftPin still works), NoF and DFS replicas.
+func testReplicateOptions(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	for name, rc := range map[string]mooncake.ReplicateConfig{
+		"enable, 1 min": {SoftPinAction: mooncake.SoftPinEnable, SoftPinTTL: time.Minute},
+		"disable":       {SoftPinAction: mooncake.SoftPinDisable},
+		"with_soft_pin": {WithSoftPin: true},
+		"preserve":      {},
+	} {
+		k := Key(t, name)
+		v := st.WithReplicateConfig(rc)
+		require.NoError(t, v.Put(k, []byte("v")), name)
+		require.NoError(t, v.Upsert(k, []byte("w")), name)
+		got, err := st.Get(k)
+		require.NoError(t, err, name)
+		assert.Equal(t, "w", string(got), name)
+		assert.Equal(t, rc, v.ReplicateConfig(), name)
+	}
+	for name, rc := range map[string]mooncake.ReplicateConfig{
+		"unknown action": {SoftPinAction: 7},
+		"ttl under 1 ms": {SoftPinTTL: time.Microsecond},
+		"negative nof":   {NoFReplicaNum: -1},
+		"empty nof name": {PreferredNoFSegments: []string{""}},
+	} {
+		isCode(t, st.WithReplicateConfig(rc).Put(Key(t, "bad"), []byte("v")), mooncake.ErrInvalidParams, name)
+	}
+	// The test clusters have no NoF or DFS storage: upstream refuses such
+	// replicas with INVALID_PARAMS, and so does the embedded engine, which
+	// never has any.
+	mem := Memory(t, st, 4096)
+	for _, tc := range []struct {
+		name string
+		rc   mooncake.ReplicateConfig
+		code mooncake.ErrorCode
+	}{
+		{"nof", mooncake.ReplicateConfig{NoFReplicaNum: 1}, mooncake.ErrInvalidParams},
+		{"dfs", mooncake.ReplicateConfig{DFSReplicaNum: 1}, mooncake.ErrDFSServiceUnavailable},
+	} {
+		v := st.WithReplicateConfig(tc.rc)
+		isCode(t, v.Put(Key(t, tc.name), []byte("v")), tc.code, tc.name)
+		res, err := v.BatchPutFrom([]string{Key(t, tc.name+"-batch")}, []uintptr{mem.Addr()}, []uint64{4096}, nil)
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, []int64{int64(tc.code)}, res, "%s: a code per key", tc.name)
 	}
 }
 

@@ -45,9 +45,15 @@ using mcgo::GuardBatch;
 int32_t ParseConfig(const mcgo_replicate_config &in, PlacementConfig *out) {
   out->replica_num = in.replica_num == 0 ? 1 : in.replica_num;
   out->prefer_same_node = in.prefer_alloc_in_same_node != 0;
-  return mcgo::args::ParseSegments(in, &out->preferred_segments)
+  out->nof_replica_num = in.nof_replica_num;
+  out->dfs_replica_num = in.dfs_replica_num;
+  // Soft pins only matter to eviction, which the embedded engine never
+  // does; NoF and DFS replicas it has not (mcgo_store_capabilities).
+  std::vector<std::string> nof;
+  return mcgo::args::ParseSegments(in, &out->preferred_segments) &&
+                 mcgo::args::ParseNoFSegments(in, &nof) && mcgo::args::SoftPinActionOk(in)
              ? MCGO_OK
-             : MCGO_INVALID_PARAMS;  // fewer names than count
+             : MCGO_INVALID_PARAMS;  // fewer names than count, or a bad action
 }
 
 // The store reports every registration refusal as INVALID_PARAMS, as

@@ -372,8 +372,12 @@ void Cluster::Reserve(WriteOp *ops, size_t n, bool upsert,
       WriteOp &op = ops[i];
       op.token = 0;
       if (!op.active) continue;
-      if (op.key.empty() || op.size == 0) {
+      if (op.key.empty() || op.size == 0 || cfg.nof_replica_num > 0) {
         op.result = MCGO_INVALID_PARAMS;
+        continue;
+      }
+      if (cfg.dfs_replica_num > 0) {
+        op.result = MCGO_DFS_SERVICE_UNAVAILABLE;
         continue;
       }
       auto it = objects_.find(op.key);

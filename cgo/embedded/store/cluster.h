@@ -46,6 +46,10 @@ struct PlacementConfig {
   uint64_t replica_num = 1;
   bool prefer_same_node = false;
   std::vector<std::string> preferred_segments;
+  // The engine has no NoF or DFS storage: such replicas are refused as
+  // upstream refuses them on a cluster without it.
+  uint64_t nof_replica_num = 0;
+  uint64_t dfs_replica_num = 0;
 };
 
 // One key of a write (put or upsert) as it goes through Reserve, the copy

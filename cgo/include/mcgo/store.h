@@ -56,6 +56,8 @@ typedef struct mcgo_store_config {
 #define MCGO_CAP_TENANTS 1u
 #define MCGO_CAP_SSD_OFFLOAD 2u
 #define MCGO_CAP_CLIENT_HTTP_SERVER 4u
+#define MCGO_CAP_NOF_REPLICAS 8u
+#define MCGO_CAP_DFS_REPLICAS 16u
 /* The MCGO_CAP_* bits of the options this backend honours: all for the
  * native backend, none for the embedded engine (one namespace, no SSD, no
  * HTTP server). */
@@ -67,13 +69,27 @@ uint32_t mcgo_store_capabilities(void);
  * count is 0. */
 typedef struct mcgo_replicate_config {
   uint64_t replica_num; /* 0 is treated as 1 */
-  int32_t with_soft_pin;
+  int32_t with_soft_pin; /* the old field: soft_pin_action ENABLE while that is PRESERVE */
   int32_t with_hard_pin;
   int32_t prefer_alloc_in_same_node;
   uint32_t preferred_segment_count;
   const char *preferred_segments;
   uint64_t preferred_segments_len;
+  /* ABI 4: the rest of upstream's ReplicateConfig. */
+  uint64_t nof_replica_num;       /* NVMe-oF replicas */
+  uint64_t dfs_replica_num;       /* distributed-file-system replicas */
+  int32_t soft_pin_action;        /* MCGO_SOFT_PIN_* */
+  int32_t has_soft_pin_ttl;       /* soft_pin_ttl_ms is set (else the master's default) */
+  uint64_t soft_pin_ttl_ms;
+  uint32_t preferred_nof_segment_count; /* packed like preferred_segments */
+  const char *preferred_nof_segments;
+  uint64_t preferred_nof_segments_len;
 } mcgo_replicate_config;
+
+/* soft_pin_action values (upstream's SoftPinAction). */
+#define MCGO_SOFT_PIN_PRESERVE 0
+#define MCGO_SOFT_PIN_ENABLE 1
+#define MCGO_SOFT_PIN_DISABLE 2
 
 /* ---- lifecycle ----------------------------------------------------------- */
 

@@ -367,6 +367,16 @@ func (rc *Replicate) c() C.mcgo_replicate_config {
 		cfg.preferred_segments = (*C.char)(unsafe.Pointer(unsafe.SliceData(rc.Segments)))
 		cfg.preferred_segments_len = C.uint64_t(len(rc.Segments))
 	}
+	cfg.nof_replica_num = C.uint64_t(rc.NoFReplicas)
+	cfg.dfs_replica_num = C.uint64_t(rc.DFSReplicas)
+	cfg.soft_pin_action = C.int32_t(rc.SoftPinAct)
+	cfg.has_soft_pin_ttl = cbool(rc.HasPinTTL)
+	cfg.soft_pin_ttl_ms = C.uint64_t(rc.PinTTLMs)
+	if rc.NoFCount > 0 && len(rc.NoFSegments) > 0 {
+		cfg.preferred_nof_segment_count = C.uint32_t(rc.NoFCount)
+		cfg.preferred_nof_segments = (*C.char)(unsafe.Pointer(unsafe.SliceData(rc.NoFSegments)))
+		cfg.preferred_nof_segments_len = C.uint64_t(len(rc.NoFSegments))
+	}
 	return cfg
 }
 

@@ -34,4 +34,11 @@ type Replicate struct {
 	SameNode     bool
 	SegmentCount uint32
 	Segments     []byte
+	NoFReplicas  uint64
+	DFSReplicas  uint64
+	SoftPinAct   int32
+	HasPinTTL    bool
+	PinTTLMs     uint64
+	NoFCount     uint32
+	NoFSegments  []byte
 }
