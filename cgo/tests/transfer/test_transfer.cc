@@ -421,7 +421,9 @@ TEST(StoreOnEngine) {
   std::vector<uint8_t> m(8192);
   CHECK_EQ(mcgo_te_register(*e, A(m), m.size(), "", 1), 0);
   CHECK_EQ(mcgo_store_register_buffer(s, A(m), 4096), MCGO_INVALID_PARAMS);
-  CHECK_EQ(mcgo_store_put_from(s, "k", 1, A(m), 4096, mcgo_replicate_config{1, 0, 0, 0, 0, nullptr, 0}), 0);
+  mcgo_replicate_config one{};
+  one.replica_num = 1;
+  CHECK_EQ(mcgo_store_put_from(s, "k", 1, A(m), 4096, one), 0);
   CHECK_EQ(mcgo_te_destroy(*e), MCGO_TE_ERR_BATCH_BUSY);  // the store runs on it
   mcgo_store_destroy(s);
   CHECK_EQ(mcgo_te_unregister(*e, A(m)), 0);
