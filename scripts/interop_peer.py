@@ -23,15 +23,14 @@ Every object's bytes are pattern(crc32(key), size).
 Configuration comes from the environment that scripts/cluster sets
 (MOONCAKE_MASTER, MOONCAKE_TE_META_DATA_SERVER, MC_TCP_BIND_ADDRESS).
 """
-import ctypes
 import hashlib
 import json
-import mmap
 import os
 import struct
 import sys
 import zlib
 
+from hostmem import Memory
 from mooncake.store import MooncakeDistributedStore
 
 PAGE = 16
@@ -62,19 +61,6 @@ def page_hashes(prefix, npages):
         prev = h.digest()
         out.append(h.hexdigest())
     return prior, tokens, out
-
-
-class Memory:
-    def __init__(self, size):
-        self.mm = mmap.mmap(-1, size)
-        self.addr = ctypes.addressof(ctypes.c_char.from_buffer(self.mm))
-        self.size = size
-
-    def write(self, off, data):
-        ctypes.memmove(self.addr + off, data, len(data))
-
-    def read(self, off, n):
-        return ctypes.string_at(self.addr + off, n)
 
 
 class Peer:

@@ -20,10 +20,8 @@ Configuration comes from the environment (MOONCAKE_MASTER,
 MOONCAKE_TE_META_DATA_SERVER, MC_TCP_BIND_ADDRESS).
 """
 import argparse
-import ctypes
 import hashlib
 import json
-import mmap
 import os
 import random
 import signal
@@ -32,6 +30,7 @@ import sys
 import time
 import zlib
 
+from hostmem import Memory
 from mooncake.store import MooncakeDistributedStore, ReplicateConfig
 
 SINGLE_KEYS, GROUPS = 48, 4
@@ -82,22 +81,6 @@ class Entry:
             self.vers = [found]
             return True
         return False
-
-
-class Memory:
-    def __init__(self, size):
-        self.mm = mmap.mmap(-1, size)
-        self.addr = ctypes.addressof(ctypes.c_char.from_buffer(self.mm))
-        self.size = size
-
-    def write(self, off, data):
-        self.mm[off:off + len(data)] = data
-
-    def read(self, off, n):
-        return bytes(self.mm[off:off + n])
-
-    def clear(self, off, n):
-        self.mm[off:off + n] = bytes(n)
 
 
 class Soak:
