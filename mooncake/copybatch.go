@@ -111,8 +111,6 @@ func (s *Store) putBatch(op Op, keys []string, values [][]byte) error {
 	rc := s.c().handle.PutBatch(&ks.k, pn.addrs, pn.sizes, &s.cpolicy, op == OpUpsertBatch)
 	s.c().stats.whole(op, t0, len(keys), int64(rc), pn.total)
 	s.c().gate.Leave()
-	if _, err := batchResult(op, &ks.k, rc, nil); err != nil {
-		return err
-	}
-	return nil
+	_, err := batchResult(op, &ks.k, rc, nil)
+	return err
 }

@@ -100,6 +100,17 @@ inline bool ParseNoFSegments(const mcgo_replicate_config &in,
                     in.preferred_nof_segments_len, out);
 }
 
+// PartsOk checks the (address, size) pairs of a copying multi-part call:
+// the arrays exist when n > 0, and only an empty part may have address 0.
+inline bool PartsOk(const uintptr_t *datas, const uint64_t *sizes, size_t n) {
+  if (n == 0) return true;
+  if (datas == nullptr || sizes == nullptr) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (datas[i] == 0 && sizes[i] > 0) return false;
+  }
+  return true;
+}
+
 // SoftPinActionOk checks soft_pin_action.
 inline bool SoftPinActionOk(const mcgo_replicate_config &in) {
   return in.soft_pin_action >= MCGO_SOFT_PIN_PRESERVE && in.soft_pin_action <= MCGO_SOFT_PIN_DISABLE;

@@ -336,10 +336,9 @@ static int32_t CopyWrite(mcgo_store *s, const char *key, size_t key_len,
 // Spans of the parts; false for a null pointer with a size.
 static bool Spans(const uintptr_t *datas, const uint64_t *sizes, size_t n,
                   std::vector<std::span<const char>> *out) {
-  if (n > 0 && (datas == nullptr || sizes == nullptr)) return false;
+  if (!mcgo::args::PartsOk(datas, sizes, n)) return false;
   out->reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    if (datas[i] == 0 && sizes[i] > 0) return false;
     out->emplace_back(reinterpret_cast<const char *>(datas[i]), static_cast<size_t>(sizes[i]));
   }
   return true;

@@ -56,6 +56,18 @@ int32_t ParseConfig(const mcgo_replicate_config &in, PlacementConfig *out) {
              : MCGO_INVALID_PARAMS;  // fewer names than count, or a bad action
 }
 
+// KeysPrologue checks a batch call that takes only keys: kProceed, or the
+// code to return (every result filled with it when the call is refused).
+constexpr int32_t kProceed = 1;
+int32_t KeysPrologue(mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+                     int64_t *results) {
+  if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+  if (n == 0) return MCGO_OK;
+  if (results == nullptr) return MCGO_INVALID_PARAMS;
+  if (!IsReady(s) || !KeysOk(keys, key_offsets, n)) return Refuse(results, n, MCGO_INVALID_PARAMS);
+  return kProceed;
+}
+
 // The store reports every registration refusal as INVALID_PARAMS, as
 // upstream's register_buffer does.
 int32_t StoreCode(mcgo::embedded::RegionResult r) {
@@ -283,12 +295,11 @@ static int32_t PutParts(mcgo_store *s, const char *key, size_t key_len,
     if (!IsReady(s)) return MCGO_INVALID_PARAMS;
     PlacementConfig pc;
     if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
-        !KeyOk(key, key_len) || (n_parts > 0 && (datas == nullptr || sizes == nullptr))) {
+        !KeyOk(key, key_len) || !mcgo::args::PartsOk(datas, sizes, n_parts)) {
       return MCGO_INVALID_PARAMS;
     }
     std::vector<std::vector<std::pair<const void *, uint64_t>>> parts(1);
     for (size_t i = 0; i < n_parts; ++i) {
-      if (datas[i] == 0 && sizes[i] > 0) return MCGO_INVALID_PARAMS;
       parts[0].emplace_back(reinterpret_cast<const void *>(datas[i]), sizes[i]);
     }
     return mcgo::embedded::PutGather(s, {MakeKey(key, key_len)}, parts, pc, upsert);
@@ -315,13 +326,12 @@ static int32_t PutBatch(mcgo_store *s, const char *keys, const uint64_t *key_off
     if (n == 0) return MCGO_OK;
     PlacementConfig pc;
     if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
-        !KeysOk(keys, key_offsets, n) || datas == nullptr || sizes == nullptr) {
+        !KeysOk(keys, key_offsets, n) || !mcgo::args::PartsOk(datas, sizes, n)) {
       return MCGO_INVALID_PARAMS;
     }
     std::vector<std::string> ks(n);
     std::vector<std::vector<std::pair<const void *, uint64_t>>> parts(n);
     for (size_t i = 0; i < n; ++i) {
-      if (datas[i] == 0 && sizes[i] > 0) return MCGO_INVALID_PARAMS;
       ks[i] = KeyAt(keys, key_offsets, i);
       parts[i].emplace_back(reinterpret_cast<const void *>(datas[i]), sizes[i]);
     }
@@ -498,12 +508,7 @@ int32_t mcgo_store_batch_is_exist(mcgo_store *s, const char *keys,
                             const uint64_t *key_offsets, size_t n,
                             int64_t *results) {
   return GuardBatch(results, n, [&]() -> int32_t {
-    if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
-    if (n == 0) return MCGO_OK;
-    if (results == nullptr) return MCGO_INVALID_PARAMS;
-    if (!IsReady(s) || !KeysOk(keys, key_offsets, n)) {
-      return Refuse(results, n, MCGO_INVALID_PARAMS);
-    }
+    if (int32_t rc = KeysPrologue(s, keys, key_offsets, n, results); rc != kProceed) return rc;
     std::vector<std::string> ks(n);
     for (size_t i = 0; i < n; ++i) ks[i] = KeyAt(keys, key_offsets, i);
     s->cluster->Exists(ks.data(), n, results);
@@ -566,12 +571,8 @@ int32_t mcgo_store_batch_replica_clear(mcgo_store *s, const char *keys,
                                        const char *segment, size_t segment_len,
                                        int64_t *results) {
   return GuardBatch(results, n, [&]() -> int32_t {
-    if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
-    if (n == 0) return MCGO_OK;
-    if (results == nullptr) return MCGO_INVALID_PARAMS;
-    if (!IsReady(s) || !KeysOk(keys, key_offsets, n) || (segment == nullptr && segment_len > 0)) {
-      return Refuse(results, n, MCGO_INVALID_PARAMS);
-    }
+    if (int32_t rc = KeysPrologue(s, keys, key_offsets, n, results); rc != kProceed) return rc;
+    if (segment == nullptr && segment_len > 0) return Refuse(results, n, MCGO_INVALID_PARAMS);
     const std::string seg(segment == nullptr ? "" : segment, segment_len);
     for (size_t i = 0; i < n; ++i) {
       results[i] = s->cluster->ClearReplicas(KeyAt(keys, key_offsets, i), s->hostname, seg) ? 1 : 0;
@@ -584,12 +585,7 @@ int32_t mcgo_store_batch_remove(mcgo_store *s, const char *keys,
                                 const uint64_t *key_offsets, size_t n,
                                 int32_t force, int64_t *results) {
   return GuardBatch(results, n, [&]() -> int32_t {
-    if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
-    if (n == 0) return MCGO_OK;
-    if (results == nullptr) return MCGO_INVALID_PARAMS;
-    if (!IsReady(s) || !KeysOk(keys, key_offsets, n)) {
-      return Refuse(results, n, MCGO_INVALID_PARAMS);
-    }
+    if (int32_t rc = KeysPrologue(s, keys, key_offsets, n, results); rc != kProceed) return rc;
     // Upstream's master removes key by key under each key's shard lock: a
     // batch is not atomic, and neither is this.
     for (size_t i = 0; i < n; ++i) {
