@@ -119,6 +119,10 @@ const (
 	OpBatchGetReplicaDesc         Op = "batch_get_replica_desc"
 	OpRemoveByRegex               Op = "remove_by_regex"
 	OpRemoveAll                   Op = "remove_all"
+	OpAllocateAndMountSegment     Op = "allocate_and_mount_segment"
+	OpMountSegment                Op = "mount_segment"
+	OpUnmountSegment              Op = "unmount_segment"
+	OpUnmountAndFreeSegment       Op = "unmount_and_free_segment"
 )
 
 // Error is the error type of every Store method. Code keeps Mooncake's code

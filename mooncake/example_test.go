@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
@@ -255,4 +256,41 @@ func ExampleStore_Stats() {
 	// Output:
 	// 4 calls, 3000 bytes, errors: map[OBJECT_NOT_FOUND (-704):1]
 	// true true
+}
+
+// A storage node grows and shrinks: it opens without a segment, contributes
+// memory while it runs, and takes it back, gracefully, so that readers have
+// a moment to finish.
+func ExampleStore_AllocateAndMountSegment() {
+	cfg := exampleConfig("segments")
+	cfg.GlobalSegmentSize = 0 // contributes nothing at Open
+	node, err := mooncake.Open(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer node.Close()
+	host, _ := node.Hostname()
+
+	ids, size, err := node.AllocateAndMountSegment(100<<20, mooncake.MountOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(ids), "segment of", size>>20, "MiB") // rounded up to whole 16 MiB slabs
+
+	onNode := node.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{host}})
+	if err := onNode.Put("page-0", []byte("kv")); err != nil {
+		log.Fatal(err)
+	}
+	if err := node.UnmountAndFreeSegments(ids, time.Second); err != nil {
+		log.Fatal(err)
+	}
+	v, err := node.Get("page-0")
+	fmt.Println(string(v), err) // still readable during the grace period
+	time.Sleep(1100 * time.Millisecond)
+	_, err = node.Get("page-0")
+	fmt.Println(errors.Is(err, mooncake.ErrObjectNotFound))
+	// Output:
+	// 1 segment of 112 MiB
+	// kv <nil>
+	// true
 }

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -30,6 +31,7 @@
 #include "common/key_pattern.h"
 #include "common/guard.h"
 #include "common/replica_desc.h"
+#include "common/segment_args.h"
 #include "real_client.h"
 #include "replica.h"
 #include "native/transfer_engine_handle.h"
@@ -41,6 +43,7 @@ struct mcgo_store {
   // never sees a half set-up client.
   std::shared_mutex mu;
   bool ready = false;
+  std::string protocol;  // set up with; the default of the segment calls
 };
 
 namespace {
@@ -241,6 +244,7 @@ static int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *te,
                   "reachable?)");
     }
     s->engine = te;
+    s->protocol = protocol;
     s->ready = true;
     return MCGO_OK;
   } catch (const std::exception &e) {
@@ -816,6 +820,115 @@ int64_t mcgo_store_remove_all(mcgo_store *s, int32_t force) {
     if (call.client() == nullptr) return MCGO_INVALID_PARAMS;
     return call.client()->removeAll(force != 0);
   });
+}
+
+}  // extern "C"
+
+// ---- segments ---------------------------------------------------------------
+
+namespace {
+
+// Copies upstream's segment ids out. More than cap: every segment is
+// unmounted again (unmount undoes it) and MCGO_BUFFER_OVERFLOW returned.
+int32_t MountedIds(const std::vector<std::string> &got, mcgo_segment_id *ids, size_t cap,
+                   size_t *n_ids, const std::function<void(const std::vector<std::string> &)> &unmount) {
+  *n_ids = got.size();
+  std::vector<mcgo_segment_id> parsed(got.size());
+  bool ok = got.size() <= cap;
+  for (size_t i = 0; ok && i < got.size(); ++i) ok = mcgo::args::ParseSegmentId(got[i], &parsed[i]);
+  if (!ok) {
+    unmount(got);
+    return got.size() > cap ? MCGO_BUFFER_OVERFLOW : MCGO_INTERNAL_ERROR;
+  }
+  for (size_t i = 0; i < parsed.size(); ++i) ids[i] = parsed[i];
+  return MCGO_OK;
+}
+
+// Upstream unmounts a list and reports only its first error, -1 for an id
+// it does not know: one call per id gives each its own result.
+int32_t UnmountEach(mcgo_store *s, const mcgo_segment_id *ids, size_t n, uint64_t grace,
+                    int64_t *results, bool free_memory) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (results == nullptr) return MCGO_INVALID_PARAMS;
+    if (call.client() == nullptr || ids == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    int32_t first = MCGO_OK;
+    for (size_t i = 0; i < n; ++i) {
+      const std::vector<std::string> one{mcgo::args::SegmentIdString(ids[i])};
+      int rc = free_memory ? call.client()->unmountAndFreeSegment(one, grace)
+                           : call.client()->unmountSegment(one, grace);
+      if (rc == -1) rc = MCGO_INVALID_PARAMS;  // not in this client's records of that kind
+      results[i] = rc;
+      if (rc != 0 && first == MCGO_OK) first = rc;
+    }
+    return first;
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t mcgo_store_allocate_and_mount_segment(mcgo_store *s, uint64_t size,
+                                              const char *protocol, const char *location,
+                                              mcgo_segment_id *ids, size_t ids_cap,
+                                              size_t *n_ids, uint64_t *allocated) {
+  return Guard32([&]() -> int32_t {
+    Call call(s);
+    uint64_t aligned = 0;
+    std::string proto;
+    if (call.client() == nullptr || n_ids == nullptr || allocated == nullptr ||
+        (ids == nullptr && ids_cap > 0) || !mcgo::args::SlabAligned(size, &aligned) ||
+        !mcgo::args::MountProtocol(protocol, s->protocol, &proto)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    *n_ids = 0;
+    *allocated = 0;
+    std::vector<std::string> got;
+    size_t done = 0;
+    const int rc = call.client()->allocateAndMountSegment(static_cast<size_t>(size), proto,
+                                                          location == nullptr ? "" : location, got, &done);
+    if (rc != 0) return MCGO_INTERNAL_ERROR;  // upstream says -1 for any failure (its log has why)
+    const int32_t out = MountedIds(got, ids, ids_cap, n_ids, [&](const std::vector<std::string> &all) {
+      call.client()->unmountAndFreeSegment(all, 0);
+    });
+    if (out == MCGO_OK) *allocated = done;
+    return out;
+  });
+}
+
+int32_t mcgo_store_mount_segment(mcgo_store *s, const char *path, uint64_t offset,
+                                 uint64_t size, const char *protocol, const char *location,
+                                 mcgo_segment_id *ids, size_t ids_cap, size_t *n_ids) {
+  return Guard32([&]() -> int32_t {
+    Call call(s);
+    std::string proto;
+    if (call.client() == nullptr || n_ids == nullptr || (ids == nullptr && ids_cap > 0) ||
+        !mcgo::args::MountFileOk(path, offset, size) ||
+        !mcgo::args::MountProtocol(protocol, s->protocol, &proto)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    *n_ids = 0;
+    std::vector<std::string> got;
+    const int rc = call.client()->mountSegment(path, static_cast<size_t>(offset), static_cast<size_t>(size),
+                                               proto, location == nullptr ? "" : location, got);
+    if (rc != 0) return MCGO_INTERNAL_ERROR;  // -1 for any failure (its log has why)
+    return MountedIds(got, ids, ids_cap, n_ids, [&](const std::vector<std::string> &all) {
+      call.client()->unmountSegment(all, 0);
+    });
+  });
+}
+
+int32_t mcgo_store_unmount_segment(mcgo_store *s, const mcgo_segment_id *ids, size_t n,
+                                   uint64_t grace_seconds, int64_t *results) {
+  return UnmountEach(s, ids, n, grace_seconds, results, false);
+}
+
+int32_t mcgo_store_unmount_and_free_segment(mcgo_store *s, const mcgo_segment_id *ids,
+                                            size_t n, uint64_t grace_seconds,
+                                            int64_t *results) {
+  return UnmountEach(s, ids, n, grace_seconds, results, true);
 }
 
 }  // extern "C"

@@ -54,6 +54,7 @@ var conformanceTests = []struct {
 	{"BatchRemove", testBatchRemove},
 	{"ReplicaDesc", testReplicaDesc},
 	{"ReplicaClear", testReplicaClear},
+	{"Segments", testSegments},
 	{"PartsAndCopyingBatches", testPartsAndCopyingBatches},
 	{"Stats", testStats},
 	{"LogOptions", testLogOptions},

@@ -5,6 +5,10 @@
 // keys / CSR buffer lists, and catches every C++ exception, reporting it as
 // MCGO_INTERNAL_ERROR. Whole-call refusals also fill every results[i].
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -18,6 +22,7 @@
 #include "common/replica_desc.h"
 #include "common/args.h"
 #include "common/guard.h"
+#include "common/segment_args.h"
 
 namespace {
 
@@ -610,6 +615,111 @@ int64_t mcgo_store_remove_all(mcgo_store *s, int32_t force) {
     if (!IsReady(s)) return MCGO_INVALID_PARAMS;
     return s->cluster->RemoveAll(force != 0);
   });
+}
+
+}  // extern "C"
+
+// ---- segments ---------------------------------------------------------------
+
+namespace {
+
+// Maps size bytes (a file's range when fd >= 0) for a mount; nullptr when
+// the kernel refuses.
+void *MapForMount(uint64_t size, int fd, uint64_t offset) {
+  if (size > SIZE_MAX) return nullptr;
+  void *p = fd >= 0 ? mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                           static_cast<off_t>(offset))
+                    : mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+// Mounts mapped memory as one segment (the embedded engine never splits:
+// neither tcp nor rdma caps a registration), unmapping it on failure.
+int32_t MountMapped(mcgo_store *s, void *base, uint64_t size, bool allocated, mcgo_segment_id *ids,
+                    size_t ids_cap, size_t *n_ids) {
+  if (base == nullptr) return MCGO_INTERNAL_ERROR;
+  *n_ids = 1;
+  int32_t rc = ids_cap < 1 ? MCGO_BUFFER_OVERFLOW : MCGO_INTERNAL_ERROR;
+  if (ids_cap >= 1) {
+    try {
+      rc = mcgo::embedded::MountMemory(s, base, size, allocated, &ids[0]);
+    } catch (...) {
+      rc = MCGO_INTERNAL_ERROR;
+    }
+  }
+  if (rc != MCGO_OK) munmap(base, static_cast<size_t>(size));
+  return rc;
+}
+
+int32_t UnmountEach(mcgo_store *s, const mcgo_segment_id *ids, size_t n, uint64_t grace,
+                    int64_t *results, bool allocated) {
+  return GuardBatch(results, n, [&]() -> int32_t {
+    if (n == 0) return MCGO_OK;
+    if (results == nullptr) return MCGO_INVALID_PARAMS;
+    if (!IsReady(s) || ids == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    int32_t first = MCGO_OK;
+    for (size_t i = 0; i < n; ++i) {
+      const int32_t rc = mcgo::embedded::UnmountMemory(s, ids[i], grace, allocated);
+      results[i] = rc;
+      if (rc != MCGO_OK && first == MCGO_OK) first = rc;
+    }
+    return first;
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t mcgo_store_allocate_and_mount_segment(mcgo_store *s, uint64_t size,
+                                              const char *protocol, const char *location,
+                                              mcgo_segment_id *ids, size_t ids_cap,
+                                              size_t *n_ids, uint64_t *allocated) {
+  (void)location;  // the embedded engine has no NUMA or device placement
+  return Guard32([&]() -> int32_t {
+    uint64_t aligned = 0;
+    std::string proto;
+    if (!IsReady(s) || n_ids == nullptr || allocated == nullptr || (ids == nullptr && ids_cap > 0) ||
+        !mcgo::args::SlabAligned(size, &aligned) || !mcgo::args::MountProtocol(protocol, s->protocol, &proto)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    *n_ids = 0;
+    *allocated = 0;
+    const int32_t rc = MountMapped(s, MapForMount(aligned, -1, 0), aligned, true, ids, ids_cap, n_ids);
+    if (rc == MCGO_OK) *allocated = aligned;
+    return rc;
+  });
+}
+
+int32_t mcgo_store_mount_segment(mcgo_store *s, const char *path, uint64_t offset,
+                                 uint64_t size, const char *protocol, const char *location,
+                                 mcgo_segment_id *ids, size_t ids_cap, size_t *n_ids) {
+  (void)location;
+  return Guard32([&]() -> int32_t {
+    std::string proto;
+    if (!IsReady(s) || n_ids == nullptr || (ids == nullptr && ids_cap > 0) ||
+        !mcgo::args::MountFileOk(path, offset, size) || !mcgo::args::MountProtocol(protocol, s->protocol, &proto)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    *n_ids = 0;
+    const int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return MCGO_INVALID_PARAMS;  // gone since the check
+    void *base = MapForMount(size, fd, offset);
+    close(fd);  // the mapping keeps the file
+    return MountMapped(s, base, size, false, ids, ids_cap, n_ids);
+  });
+}
+
+int32_t mcgo_store_unmount_segment(mcgo_store *s, const mcgo_segment_id *ids, size_t n,
+                                   uint64_t grace_seconds, int64_t *results) {
+  return UnmountEach(s, ids, n, grace_seconds, results, false);
+}
+
+int32_t mcgo_store_unmount_and_free_segment(mcgo_store *s, const mcgo_segment_id *ids,
+                                            size_t n, uint64_t grace_seconds,
+                                            int64_t *results) {
+  return UnmountEach(s, ids, n, grace_seconds, results, true);
 }
 
 }  // extern "C"

@@ -5,7 +5,9 @@
 #include <sys/mman.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <random>
 #include <set>
 #include <utility>
 
@@ -13,7 +15,7 @@ namespace mcgo::embedded {
 namespace {
 
 // The smallest segment upstream mounts: one slab of its allocator.
-constexpr uint64_t kMinSegmentSize = 16ull << 20;
+constexpr uint64_t kMinSegmentSize = MCGO_SEGMENT_SLAB_SIZE;
 
 const void *AsPtr(uintptr_t addr) { return reinterpret_cast<const void *>(addr); }
 void *AsMutablePtr(uintptr_t addr) { return reinterpret_cast<void *>(addr); }
@@ -36,7 +38,65 @@ void FailWholeSegments(std::vector<Op> *ops, const std::vector<char> &candidate)
   }
 }
 
+// The first half of this process's segment ids (upstream's are random
+// UUIDs), so an id of one process is not one of another's.
+uint64_t SegmentIdNonce() {
+  static const uint64_t nonce = [] {
+    std::random_device rd;
+    return (static_cast<uint64_t>(rd()) << 32 | rd()) | 1;
+  }();
+  return nonce;
+}
+
+// Unmaps what the mounts no longer need: every mount when all is set, else
+// those gracefully unmounted whose grace period is over. Caller holds
+// mounts_mu.
+void ReleaseMountsLocked(mcgo_store *s, bool all) {
+  const auto now = Clock::now();
+  auto &m = s->mounts;
+  for (auto it = m.begin(); it != m.end();) {
+    if (all || (it->unmounted && now >= it->unmap_at)) {
+      munmap(it->base, static_cast<size_t>(it->size));
+      it = m.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 }  // namespace
+
+int32_t MountMemory(mcgo_store *s, void *base, uint64_t size, bool allocated,
+                    mcgo_segment_id *id) {
+  std::lock_guard<std::mutex> lock(s->mounts_mu);
+  ReleaseMountsLocked(s, false);
+  mcgo_store::Mount m;
+  m.base = base;
+  m.size = size;
+  m.allocated = allocated;
+  s->mounts.reserve(s->mounts.size() + 1);  // so that nothing throws once mounted
+  m.id = s->cluster->MountSegment(s->hostname, size);
+  s->mounts.push_back(m);
+  *id = mcgo_segment_id{SegmentIdNonce(), m.id};
+  return MCGO_OK;
+}
+
+int32_t UnmountMemory(mcgo_store *s, const mcgo_segment_id &id, uint64_t grace_seconds,
+                      bool allocated) {
+  std::lock_guard<std::mutex> lock(s->mounts_mu);
+  ReleaseMountsLocked(s, false);
+  for (auto &m : s->mounts) {
+    if (id.first != SegmentIdNonce() || m.id != id.second || m.unmounted || m.allocated != allocated) continue;
+    // Clamped to 1,000 days so that the deadline cannot overflow the clock.
+    const uint64_t grace_ms = std::min<uint64_t>(grace_seconds, 86'400'000) * 1000;
+    s->cluster->UnmountSegment(m.id, grace_ms);
+    m.unmounted = true;
+    m.unmap_at = Clock::now() + std::chrono::milliseconds(grace_ms);
+    ReleaseMountsLocked(s, false);
+    return MCGO_OK;
+  }
+  return MCGO_INVALID_PARAMS;
+}
 
 int32_t Setup(mcgo_store *s, const mcgo_store_config &cfg, std::string *err,
               mcgo_te *engine) {
@@ -148,6 +208,7 @@ int32_t Setup(mcgo_store *s, const mcgo_store_config &cfg, std::string *err,
   s->cluster = std::move(cluster);
   s->hostname = std::move(name);
   s->segment_id = segment_id;
+  s->protocol = protocol;
   s->local_buffer = local;
   s->local_buffer_size = local_size;
   s->ready.store(true, std::memory_order_release);
@@ -158,6 +219,11 @@ void Teardown(mcgo_store *s) noexcept {
   if (!s->ready.load(std::memory_order_acquire)) return;
   s->ready.store(false, std::memory_order_release);
   try {
+    {
+      std::lock_guard<std::mutex> lock(s->mounts_mu);
+      for (const auto &m : s->mounts) s->cluster->UnmountSegment(m.id, 0);
+      ReleaseMountsLocked(s, true);
+    }
     s->cluster->RemoveClient(s->hostname, s->segment_id);
   } catch (...) {
   }

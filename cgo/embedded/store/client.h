@@ -33,6 +33,19 @@ struct mcgo_store {
   // Thread safe on its own; the engine's when the store runs on one.
   std::shared_ptr<mcgo::embedded::RegionSet> regions =
       std::make_shared<mcgo::embedded::RegionSet>();
+  std::string protocol;  // set up with; the default of the segment calls
+  // Segments mounted after setup (mcgo_store_mount_segment and
+  // mcgo_store_allocate_and_mount_segment) and their memory.
+  struct Mount {
+    uint64_t id = 0;
+    void *base = nullptr;
+    uint64_t size = 0;
+    bool allocated = false;  // by allocate_and_mount (else a file's mapping)
+    bool unmounted = false;  // gracefully: the memory stays until unmap_at
+    mcgo::embedded::Clock::time_point unmap_at{};
+  };
+  std::mutex mounts_mu;
+  std::vector<Mount> mounts;
 };
 
 namespace mcgo::embedded {
@@ -89,6 +102,16 @@ int64_t GetHold(mcgo_store *s, std::string key, HeldObject **out);
 int32_t PutGather(mcgo_store *s, std::vector<std::string> keys,
                   const std::vector<std::vector<std::pair<const void *, uint64_t>>> &parts,
                   const PlacementConfig &cfg, bool upsert);
+
+// Mounts [base, base+size) as one more segment of the client and keeps the
+// memory (munmapped when unmounted); allocated says which unmount call owns
+// it. Sets *id.
+int32_t MountMemory(mcgo_store *s, void *base, uint64_t size, bool allocated,
+                    mcgo_segment_id *id);
+// Unmounts a segment MountMemory mounted with the same allocated:
+// MCGO_INVALID_PARAMS for any other id.
+int32_t UnmountMemory(mcgo_store *s, const mcgo_segment_id &id, uint64_t grace_seconds,
+                      bool allocated);
 
 // Introspection for the C++ tests (not part of the C ABI).
 bool DebugStats(mcgo_store *s, ClusterStats *out);

@@ -276,19 +276,63 @@ int32_t Cluster::AddClient(const std::string &host, uint64_t segment_size,
 }
 
 void Cluster::RemoveClient(const std::string &name, uint64_t segment_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockAndSweep();
   client_names_.erase(name);
-  if (segment_id == 0) return;
+  if (segment_id != 0) DropSegmentLocked(segment_id);
+}
+
+void Cluster::DropSegmentLocked(uint64_t id) {
+  auto seg = segments_.find(id);
+  if (seg == segments_.end()) return;
   for (auto it = objects_.begin(); it != objects_.end();) {
     auto &reps = it->second.replicas;
-    reps.erase(std::remove(reps.begin(), reps.end(), segment_id), reps.end());
+    reps.erase(std::remove(reps.begin(), reps.end(), id), reps.end());
     if (reps.empty()) {
       it = objects_.erase(it);  // its only replicas were on this segment
     } else {
       ++it;
     }
   }
-  segments_.erase(segment_id);
+  if (seg->second.draining) --draining_;
+  segments_.erase(seg);
+}
+
+std::unique_lock<std::mutex> Cluster::LockAndSweep() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (draining_ > 0) {
+    const auto now = Clock::now();
+    for (auto it = segments_.begin(); it != segments_.end();) {
+      const uint64_t id = it->first;
+      const bool due = it->second.draining && now >= it->second.unmount_at;
+      ++it;  // DropSegmentLocked erases id's entry
+      if (due) DropSegmentLocked(id);
+    }
+  }
+  return lock;
+}
+
+uint64_t Cluster::MountSegment(const std::string &name, uint64_t capacity) {
+  auto lock = LockAndSweep();
+  const uint64_t id = next_segment_id_++;
+  Segment seg;
+  seg.name = name;
+  seg.capacity = capacity;
+  segments_.emplace(id, std::move(seg));
+  return id;
+}
+
+bool Cluster::UnmountSegment(uint64_t segment_id, uint64_t grace_ms) {
+  auto lock = LockAndSweep();
+  auto seg = segments_.find(segment_id);
+  if (seg == segments_.end()) return false;
+  if (grace_ms == 0) {
+    DropSegmentLocked(segment_id);
+  } else if (!seg->second.draining) {  // a second graceful unmount changes nothing, as upstream
+    seg->second.draining = true;
+    seg->second.unmount_at = Clock::now() + std::chrono::milliseconds(grace_ms);
+    ++draining_;
+  }
+  return true;
 }
 
 std::vector<uint64_t> Cluster::PlaceLocked(uint64_t size,
@@ -300,16 +344,17 @@ std::vector<uint64_t> Cluster::PlaceLocked(uint64_t size,
     if (chosen.size() >= want) return;
     if (std::find(chosen.begin(), chosen.end(), id) != chosen.end()) return;
     auto s = segments_.find(id);
-    if (s == segments_.end()) return;
+    if (s == segments_.end() || s->second.draining) return;
     if (s->second.capacity - s->second.used < size) return;
     chosen.push_back(id);
   };
+  // A client that mounted more segments has several of one name: the first
+  // with room is the preferred one.
   for (const auto &name : cfg.preferred_segments) {
     for (const auto &kv : segments_) {
-      if (kv.second.name == name) {
-        try_add(kv.first);
-        break;
-      }
+      const size_t before = chosen.size();
+      if (kv.second.name == name) try_add(kv.first);
+      if (chosen.size() > before) break;
     }
   }
   if (cfg.prefer_same_node && own_segment != 0) try_add(own_segment);
@@ -365,7 +410,7 @@ void Cluster::RevokeLocked(WriteOp *op) noexcept {
 void Cluster::Reserve(WriteOp *ops, size_t n, bool upsert,
                       const PlacementConfig &cfg, uint64_t own_segment,
                       const std::string &writer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockAndSweep();
   size_t i = 0;
   try {
     for (; i < n; ++i) {
@@ -450,7 +495,7 @@ void Cluster::Commit(WriteOp *ops, size_t n) noexcept {
 
 void Cluster::Acquire(ReadOp *ops, size_t n) {
   const auto now = Clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockAndSweep();
   for (size_t i = 0; i < n; ++i) {
     ReadOp &op = ops[i];
     auto it = objects_.find(op.key);
@@ -472,7 +517,7 @@ void Cluster::Acquire(ReadOp *ops, size_t n) {
 
 void Cluster::Exists(const std::string *keys, size_t n, int64_t *results) {
   const auto now = Clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockAndSweep();
   for (size_t i = 0; i < n; ++i) {
     auto it = objects_.find(keys[i]);
     if (it == objects_.end() || it->second.pending_token != 0) {
@@ -486,7 +531,7 @@ void Cluster::Exists(const std::string *keys, size_t n, int64_t *results) {
 
 int32_t Cluster::Remove(const std::string &key, bool force) {
   const auto now = Clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockAndSweep();
   auto it = objects_.find(key);
   if (it == objects_.end()) return MCGO_OBJECT_NOT_FOUND;
   if (!force && now < it->second.lease_until) return MCGO_OBJECT_HAS_LEASE;
@@ -497,7 +542,7 @@ int32_t Cluster::Remove(const std::string &key, bool force) {
 
 int64_t Cluster::RemoveMatching(const KeyPattern &pattern, bool force) {
   const auto now = Clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockAndSweep();
   int64_t removed = 0;
   for (auto it = objects_.begin(); it != objects_.end();) {
     if (pattern.Matches(it->first) &&
@@ -513,7 +558,7 @@ int64_t Cluster::RemoveMatching(const KeyPattern &pattern, bool force) {
 
 int64_t Cluster::RemoveAll(bool force) {
   const auto now = Clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockAndSweep();
   int64_t removed = 0;
   for (auto it = objects_.begin(); it != objects_.end();) {
     if (RemovableLocked(it->second, force, now)) {
@@ -543,7 +588,7 @@ ClusterStats Cluster::Stats() const {
 
 int32_t Cluster::Describe(const std::string &key, std::vector<ReplicaInfo> *out) {
   const auto now = Clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockAndSweep();
   out->clear();
   auto it = objects_.find(key);
   // Upstream's lookup reports a key that is not readable yet as missing.
@@ -560,7 +605,7 @@ int32_t Cluster::Describe(const std::string &key, std::vector<ReplicaInfo> *out)
 bool Cluster::ClearReplicas(const std::string &key, const std::string &writer,
                             const std::string &segment) {
   const auto now = Clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockAndSweep();
   auto it = objects_.find(key);
   if (it == objects_.end()) return false;
   Object &obj = it->second;

@@ -111,6 +111,13 @@ class Cluster {
   // Unmounts the client's segment: replicas on it are dropped and objects
   // left without a replica are removed, whatever their lease.
   void RemoveClient(const std::string &name, uint64_t segment_id);
+  // Mounts one more segment of capacity bytes for the client called name
+  // (upstream's MountSegment); returns its id.
+  uint64_t MountSegment(const std::string &name, uint64_t capacity);
+  // Unmounts a segment as RemoveClient does, at once (grace_ms 0) or, as
+  // upstream's graceful unmount, after grace_ms during which it stays
+  // readable and takes no new replicas. False when there is no such segment.
+  bool UnmountSegment(uint64_t segment_id, uint64_t grace_ms);
 
   // Writes. own_segment is the writing client's segment (0 = none),
   // writer its name (the object's owner for ClearReplicas).
@@ -150,6 +157,8 @@ class Cluster {
     std::string name;
     uint64_t capacity = 0;
     uint64_t used = 0;
+    bool draining = false;  // gracefully unmounting: readable, no new replicas
+    Clock::time_point unmount_at{};
   };
   struct Object {
     uint64_t size = 0;
@@ -169,6 +178,12 @@ class Cluster {
                        Clock::time_point now) const;
   void GrantLeaseLocked(Object *obj, Clock::time_point now);
   void RevokeLocked(WriteOp *op) noexcept;
+  // Drops a segment: its replicas go, and objects left without one.
+  void DropSegmentLocked(uint64_t id);
+  // Locks the cluster and first unmounts the draining segments whose grace
+  // period is over, so they go at the next call after it, as if a timer had
+  // run (upstream's master has one).
+  std::unique_lock<std::mutex> LockAndSweep();
 
   const std::string address_;
   const uint64_t lease_ttl_ms_;
@@ -176,6 +191,7 @@ class Cluster {
   mutable std::mutex mu_;
   ObjectMap objects_;
   std::map<uint64_t, Segment> segments_;  // id -> segment
+  size_t draining_ = 0;                    // segments with draining set
   std::set<std::string> client_names_;
   uint64_t next_segment_id_ = 1;
   uint64_t next_token_ = 1;

@@ -318,6 +318,53 @@ int64_t mcgo_store_remove_by_regex(mcgo_store *s, const char *pattern,
 /* Removes every object; returns the count removed, or an error. */
 int64_t mcgo_store_remove_all(mcgo_store *s, int32_t force);
 
+/* ---- segments (ABI 5) ---------------------------------------------------- */
+
+/* A segment's id: upstream's UUID, which it prints as "first-second". */
+typedef struct mcgo_segment_id {
+  uint64_t first, second;
+} mcgo_segment_id;
+
+/* The unit allocate_and_mount rounds sizes up to (upstream's
+ * facebook::cachelib::Slab::kSize). */
+#define MCGO_SEGMENT_SLAB_SIZE (16ull << 20)
+
+/* Contributes more memory to the cluster: allocates size bytes, rounded up
+ * to whole MCGO_SEGMENT_SLAB_SIZE (16 MiB) slabs, and mounts them as more segments of
+ * this client (upstream's allocate_and_mount_segment; one segment, unless
+ * the protocol caps how much one registration may cover). protocol NULL or
+ * "" is the store's own; location NULL is "". The ids go to ids (at most
+ * ids_cap; more is MCGO_BUFFER_OVERFLOW, nothing stays mounted, *n_ids says
+ * how many were needed), their count to *n_ids, the bytes mounted to
+ * *allocated. size 0, or one that overflows when rounded, is
+ * MCGO_INVALID_PARAMS. */
+int32_t mcgo_store_allocate_and_mount_segment(mcgo_store *s, uint64_t size,
+                                              const char *protocol, const char *location,
+                                              mcgo_segment_id *ids, size_t ids_cap,
+                                              size_t *n_ids, uint64_t *allocated);
+/* Mounts [offset, offset+size) of the file at path (a shared-memory file,
+ * say under /dev/shm), mapped shared, as more segments of this client
+ * (upstream's mount_segment). The file must open read-write, offset must be
+ * a multiple of the page size, size > 0 and the range inside the file, else
+ * MCGO_INVALID_PARAMS. ids, n_ids, protocol, location as above. */
+int32_t mcgo_store_mount_segment(mcgo_store *s, const char *path, uint64_t offset,
+                                 uint64_t size, const char *protocol, const char *location,
+                                 mcgo_segment_id *ids, size_t ids_cap, size_t *n_ids);
+/* Unmounts segments this client mounted with mcgo_store_mount_segment
+ * (upstream's unmount_segment), resp. mounted with
+ * mcgo_store_allocate_and_mount_segment and frees their memory (upstream's
+ * unmount_and_free_segment). grace_seconds 0: at once; replicas on the
+ * segment are dropped and objects left without one are removed. Otherwise
+ * the segment stays readable but takes no new replicas for grace_seconds,
+ * and is then unmounted as above. results[i]: 0, or MCGO_INVALID_PARAMS for
+ * an id this client did not mount that way (or unmounted already), or the
+ * master's code. Returns 0 or the first failed id's code. */
+int32_t mcgo_store_unmount_segment(mcgo_store *s, const mcgo_segment_id *ids, size_t n,
+                                   uint64_t grace_seconds, int64_t *results);
+int32_t mcgo_store_unmount_and_free_segment(mcgo_store *s, const mcgo_segment_id *ids,
+                                            size_t n, uint64_t grace_seconds,
+                                            int64_t *results);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,7 +1,9 @@
 // Several clients of one cluster: placement, replicas, capacity (-200),
 // accounting, unmount on destroy, and objects whose write is in flight
 // ("pending"), driven through the cluster internals.
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_util.h"
@@ -146,6 +148,63 @@ TEST(DestroyUnmountsSegment) {
   CHECK_EQ(Put(c, "via-c", "4"), 0);
   c.Destroy();
   CHECK_EQ(Get(a, "via-c"), "4");
+}
+
+// Segments mounted after setup: a too-small id array mounts nothing, the
+// unmount calls refuse the other kind and strangers' ids, a graceful
+// unmount keeps the objects readable until its deadline, destroy unmounts
+// the rest.
+TEST(MountedSegments) {
+  const std::string m = UniqueMaster("mounts");
+  Store a(m), n(m, 0, MiB);
+  const size_t base = Stats(a).segments.size();
+  mcgo_segment_id ids[2]{};
+  size_t count = 0;
+  uint64_t got = 0;
+  CHECK_EQ(mcgo_store_allocate_and_mount_segment(n, 1, nullptr, nullptr, ids, 0, &count, &got),
+           MCGO_BUFFER_OVERFLOW);
+  CHECK_EQ(count, 1u);
+  CHECK_EQ(Stats(a).segments.size(), base);  // nothing stays mounted
+  CHECK_EQ(mcgo_store_allocate_and_mount_segment(n, 0, "", "", ids, 2, &count, &got), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_store_allocate_and_mount_segment(n, 1, "udp", "", ids, 2, &count, &got), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_store_allocate_and_mount_segment(n, 1, "tcp", "", ids, 2, &count, &got), 0);
+  CHECK_EQ(count, 1u);
+  CHECK_EQ(got, MCGO_SEGMENT_SLAB_SIZE);
+  CHECK_EQ(mcgo_store_allocate_and_mount_segment(n, MCGO_SEGMENT_SLAB_SIZE + 1, "", "", ids + 1, 1, &count, &got), 0);
+  CHECK_EQ(got, 2 * MCGO_SEGMENT_SLAB_SIZE);
+  CHECK_EQ(Stats(a).segments.size(), base + 2);
+  const Preferred pn{n.Hostname()};
+  CHECK_EQ(Put(a, "on-n", "v", pn.Apply(Cfg())), 0);
+  CHECK_EQ(Replicas(a, "on-n"), std::vector<std::string>{n.Hostname()});
+
+  int64_t res[2] = {1, 1};
+  CHECK_EQ(mcgo_store_unmount_segment(n, ids, 1, 0, res), MCGO_INVALID_PARAMS);  // the other kind
+  CHECK_EQ(res[0], MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_store_unmount_and_free_segment(a, ids, 1, 0, res), MCGO_INVALID_PARAMS);  // not a's
+  CHECK_EQ(mcgo_store_unmount_and_free_segment(n, nullptr, 1, 0, res), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_store_unmount_and_free_segment(n, ids, 1, 0, nullptr), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_store_unmount_and_free_segment(n, ids, 0, 0, nullptr), 0);
+  const mcgo_segment_id forged{ids[0].first + 1, ids[0].second};
+  CHECK_EQ(mcgo_store_unmount_and_free_segment(n, &forged, 1, 0, res), MCGO_INVALID_PARAMS);
+
+  // Both segments gracefully, in one call: the first holds "on-n".
+  CHECK_EQ(mcgo_store_unmount_and_free_segment(n, ids, 2, 1, res), 0);
+  CHECK_EQ(res[0], 0);
+  CHECK_EQ(res[1], 0);
+  CHECK_EQ(Get(a, "on-n"), "v");  // readable during the grace period
+  CHECK_EQ(Put(a, "late", "w", pn.Apply(Cfg())), 0);
+  CHECK(Replicas(a, "late") != std::vector<std::string>{n.Hostname()});  // no new replicas there
+  CHECK_EQ(mcgo_store_unmount_and_free_segment(n, ids, 1, 0, res), MCGO_INVALID_PARAMS);  // already
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  CHECK_EQ(Exists(a, "on-n"), 0);
+  CHECK_EQ(Stats(a).segments.size(), base);
+
+  // Destroy unmounts what is still mounted.
+  CHECK_EQ(mcgo_store_allocate_and_mount_segment(n, 1, nullptr, nullptr, ids, 1, &count, &got), 0);
+  CHECK_EQ(Put(a, "on-n", "v", pn.Apply(Cfg())), 0);
+  n.Destroy();
+  CHECK_EQ(Exists(a, "on-n"), 0);
+  CHECK_EQ(Stats(a).segments.size(), base);
 }
 
 // --- objects whose write is in flight -----------------------------------------

@@ -65,6 +65,14 @@ package cstore
 #cgo nocallback mcgo_store_batch_remove
 #cgo noescape mcgo_store_remove_by_regex
 #cgo nocallback mcgo_store_remove_by_regex
+#cgo noescape mcgo_store_allocate_and_mount_segment
+#cgo nocallback mcgo_store_allocate_and_mount_segment
+#cgo noescape mcgo_store_mount_segment
+#cgo nocallback mcgo_store_mount_segment
+#cgo noescape mcgo_store_unmount_segment
+#cgo nocallback mcgo_store_unmount_segment
+#cgo noescape mcgo_store_unmount_and_free_segment
+#cgo nocallback mcgo_store_unmount_and_free_segment
 */
 import "C"
 
@@ -96,17 +104,9 @@ func (c Client) Destroy() { C.mcgo_store_destroy(c.p) }
 func (c Client) Setup(cfg *Config) (int32, string) { return c.setup(cfg, nil) }
 
 func (c Client) setup(cfg *Config, engine unsafe.Pointer) (int32, string) {
-	strs := [...]string{cfg.LocalHostname, cfg.MetadataServer, cfg.Protocol, cfg.DeviceName, cfg.MasterServerAddress,
-		cfg.TenantID, cfg.SSDOffloadPath}
-	var cs [len(strs)]*C.char
-	for i, s := range strs {
-		cs[i] = C.CString(s)
-	}
-	defer func() {
-		for _, p := range cs {
-			C.free(unsafe.Pointer(p))
-		}
-	}()
+	cs := newCStrings(cfg.LocalHostname, cfg.MetadataServer, cfg.Protocol, cfg.DeviceName, cfg.MasterServerAddress,
+		cfg.TenantID, cfg.SSDOffloadPath)
+	defer cs.free()
 	cc := C.mcgo_store_config{
 		local_hostname:            cs[0],
 		metadata_server:           cs[1],
@@ -411,3 +411,65 @@ var noKeyBytes byte
 // MaxKeyLen is MCGO_MAX_KEY_LEN, for the test that pins mooncake.MaxKeyLen
 // to the header.
 const MaxKeyLen = C.MCGO_MAX_KEY_LEN
+
+// SegmentID is mcgo_segment_id: upstream's segment UUID.
+type SegmentID struct{ First, Second uint64 }
+
+// The Go and C layouts of a segment id must agree: ids cross as arrays.
+var _ [unsafe.Sizeof(SegmentID{}) - unsafe.Sizeof(C.mcgo_segment_id{})]struct{}
+var _ [unsafe.Sizeof(C.mcgo_segment_id{}) - unsafe.Sizeof(SegmentID{})]struct{}
+
+func idsPtr(ids []SegmentID) *C.mcgo_segment_id {
+	return (*C.mcgo_segment_id)(unsafe.Pointer(unsafe.SliceData(ids)))
+}
+
+// cstrings are NUL-terminated copies for a call that takes C strings;
+// free releases them.
+type cstrings []*C.char
+
+func newCStrings(ss ...string) cstrings {
+	out := make(cstrings, len(ss))
+	for i, s := range ss {
+		out[i] = C.CString(s)
+	}
+	return out
+}
+
+func (cs cstrings) free() {
+	for _, p := range cs {
+		C.free(unsafe.Pointer(p))
+	}
+}
+
+// AllocateAndMountSegment mounts size more bytes (rounded up to slabs):
+// ids[:n] are the segments, allocated the bytes mounted.
+func (c Client) AllocateAndMountSegment(size uint64, protocol, location string, ids []SegmentID) (n int, allocated uint64, rc int32) {
+	cs := newCStrings(protocol, location)
+	defer cs.free()
+	var cn C.size_t
+	var ca C.uint64_t
+	rc = int32(C.mcgo_store_allocate_and_mount_segment(c.p, C.uint64_t(size), cs[0], cs[1],
+		idsPtr(ids), C.size_t(len(ids)), &cn, &ca))
+	return int(cn), uint64(ca), rc
+}
+
+// MountSegment mounts [offset, offset+size) of the file at path.
+func (c Client) MountSegment(path string, offset, size uint64, protocol, location string, ids []SegmentID) (n int, rc int32) {
+	cs := newCStrings(path, protocol, location)
+	defer cs.free()
+	var cn C.size_t
+	rc = int32(C.mcgo_store_mount_segment(c.p, cs[0], C.uint64_t(offset), C.uint64_t(size), cs[1], cs[2],
+		idsPtr(ids), C.size_t(len(ids)), &cn))
+	return int(cn), rc
+}
+
+// UnmountSegments unmounts ids (and frees their memory when free: the
+// allocated kind), filling results[i].
+func (c Client) UnmountSegments(ids []SegmentID, graceSeconds uint64, free bool, results []int64) int32 {
+	if free {
+		return int32(C.mcgo_store_unmount_and_free_segment(c.p, idsPtr(ids), C.size_t(len(ids)),
+			C.uint64_t(graceSeconds), i64Ptr(results)))
+	}
+	return int32(C.mcgo_store_unmount_segment(c.p, idsPtr(ids), C.size_t(len(ids)),
+		C.uint64_t(graceSeconds), i64Ptr(results)))
+}

@@ -73,6 +73,17 @@ func (c Client) PutBatch(*Keys, []uintptr, []uint64, *Replicate, bool) int32 {
 }
 func (c Client) RemoveAll(bool) int64 { return cabi.CodeNoCgo }
 
+// SegmentID is mcgo_segment_id.
+type SegmentID struct{ First, Second uint64 }
+
+func (c Client) AllocateAndMountSegment(uint64, string, string, []SegmentID) (int, uint64, int32) {
+	return 0, 0, cabi.CodeNoCgo
+}
+func (c Client) MountSegment(string, uint64, uint64, string, string, []SegmentID) (int, int32) {
+	return 0, cabi.CodeNoCgo
+}
+func (c Client) UnmountSegments(_ []SegmentID, _ uint64, _ bool, r []int64) int32 { return fail(r) }
+
 func fail(r []int64) int32 {
 	for i := range r {
 		r[i] = cabi.CodeNoCgo
