@@ -294,3 +294,49 @@ func ExampleStore_AllocateAndMountSegment() {
 	// kv <nil>
 	// true
 }
+
+// A put session fills an object piece by piece (a prefill writing each
+// layer as it is computed) and makes it readable at End; a get session then
+// reads only the pieces a reader needs, for one lookup.
+func ExampleStore_StartPutSession() {
+	st, err := mooncake.Open(exampleConfig("sessions"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	mem, err := hostmem.Alloc(8192, hostmem.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mem.Free()
+	if err := st.RegisterMemory(mem); err != nil {
+		log.Fatal(err)
+	}
+	defer st.UnregisterMemory(mem)
+	copy(mem.Bytes(), "layer0..layer1..")
+
+	ps, _, err := st.StartPutSession([]string{"page"}, []uint64{16}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for layer := uint64(0); layer < 2; layer++ { // one range write per layer
+		r := []mooncake.KeyRanges{{Key: "page", Ranges: []mooncake.Range{{Addr: mem.Addr() + uintptr(8*layer), Offset: 8 * layer, Size: 8}}}}
+		if _, err := ps.WriteRanges(r, nil); err != nil {
+			log.Fatal(err)
+		}
+	}
+	res, err := ps.End(nil)
+	fmt.Println(res, err)
+
+	gs, _, err := st.StartGetSession([]string{"page"}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer gs.End()
+	out := mem.Bytes()[4096:]
+	n, err := gs.ReadRanges([]mooncake.KeyRanges{{Key: "page", Ranges: []mooncake.Range{{Addr: mem.Addr() + 4096, Offset: 8, Size: 8}}}}, nil)
+	fmt.Println(n, err, string(out[:8]))
+	// Output:
+	// [0] <nil>
+	// [8] <nil> layer1..
+}

@@ -48,6 +48,9 @@ type conn struct {
 	mems  map[uintptr]*hostmem.Memory
 	// stats counts the calls (Store.Stats); nil on the closed connection.
 	stats *statsTable
+	// getSessions owns each key of a live GetSession (sessions.go).
+	sessMu      sync.Mutex
+	getSessions map[string]*GetSession
 }
 
 // Open creates a client and connects it to the master in cfg. With the

@@ -66,6 +66,19 @@ inline bool CsrOk(const uintptr_t *addrs, const uint64_t *sizes,
   return bo[n] == 0 || (addrs != nullptr && sizes != nullptr);
 }
 
+// CSR range list (the session calls): a CSR buffer list whose ranges also
+// have object offsets.
+inline bool RangesOk(const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *offsets,
+                     const uint64_t *bo, size_t n) {
+  return CsrOk(addrs, sizes, bo, n) && (bo[n] == 0 || offsets != nullptr);
+}
+
+// Whether [offset, offset+size) lies inside an object of limit bytes
+// (upstream's is_object_range_overflow, negated).
+inline bool RangeInside(uint64_t offset, uint64_t size, uint64_t limit) {
+  return size <= limit && offset <= limit - size;
+}
+
 // Splits mcgo_replicate_config's packed preferred segment names. Returns
 // false when the buffer holds fewer NUL-terminated names than the count.
 inline bool ParseNames(uint32_t count, const char *names, uint64_t names_len,

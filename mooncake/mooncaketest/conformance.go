@@ -55,6 +55,7 @@ var conformanceTests = []struct {
 	{"ReplicaDesc", testReplicaDesc},
 	{"ReplicaClear", testReplicaClear},
 	{"Segments", testSegments},
+	{"Sessions", testSessions},
 	{"PartsAndCopyingBatches", testPartsAndCopyingBatches},
 	{"Stats", testStats},
 	{"LogOptions", testLogOptions},

@@ -45,22 +45,6 @@ using mcgo::Guard32;
 using mcgo::Guard64;
 using mcgo::GuardBatch;
 
-// Replication options: replica_num 0 means 1 (cluster.cc, note 20); the
-// preferred segment names are split by mcgo::args::ParseSegments.
-int32_t ParseConfig(const mcgo_replicate_config &in, PlacementConfig *out) {
-  out->replica_num = in.replica_num == 0 ? 1 : in.replica_num;
-  out->prefer_same_node = in.prefer_alloc_in_same_node != 0;
-  out->nof_replica_num = in.nof_replica_num;
-  out->dfs_replica_num = in.dfs_replica_num;
-  // Soft pins only matter to eviction, which the embedded engine never
-  // does; NoF and DFS replicas it has not (mcgo_store_capabilities).
-  std::vector<std::string> nof;
-  return mcgo::args::ParseSegments(in, &out->preferred_segments) &&
-                 mcgo::args::ParseNoFSegments(in, &nof) && mcgo::args::SoftPinActionOk(in)
-             ? MCGO_OK
-             : MCGO_INVALID_PARAMS;  // fewer names than count, or a bad action
-}
-
 // KeysPrologue checks a batch call that takes only keys: kProceed, or the
 // code to return (every result filled with it when the call is refused).
 constexpr int32_t kProceed = 1;
@@ -84,7 +68,7 @@ int32_t SingleWrite(mcgo_store *s, const char *key, size_t key_len,
                     bool upsert) {
   if (!IsReady(s)) return MCGO_INVALID_PARAMS;
   PlacementConfig pc;
-  if (ParseConfig(cfg, &pc) != MCGO_OK) return MCGO_INVALID_PARAMS;
+  if (mcgo::embedded::ParsePlacement(cfg, &pc) != MCGO_OK) return MCGO_INVALID_PARAMS;
   if (pc.prefer_same_node) return MCGO_INVALID_PARAMS;
   if (!KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
   if (size == 0) return MCGO_OK;  // upstream: "put empty data", nothing stored
@@ -106,7 +90,7 @@ int32_t BatchWrite(mcgo_store *s, const char *keys, const uint64_t *key_offsets,
   if (results == nullptr) return MCGO_INVALID_PARAMS;
   if (!IsReady(s)) return Refuse(results, n, MCGO_INVALID_PARAMS);
   PlacementConfig pc;
-  if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
+  if (mcgo::embedded::ParsePlacement(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
       !KeysOk(keys, key_offsets, n) || addrs == nullptr || sizes == nullptr) {
     return Refuse(results, n, MCGO_INVALID_PARAMS);
   }
@@ -144,7 +128,7 @@ int32_t BatchWriteMulti(mcgo_store *s, const char *keys,
   if (results == nullptr) return MCGO_INVALID_PARAMS;
   if (!IsReady(s)) return Refuse(results, n, MCGO_INVALID_PARAMS);
   PlacementConfig pc;
-  if (ParseConfig(cfg, &pc) != MCGO_OK ||
+  if (mcgo::embedded::ParsePlacement(cfg, &pc) != MCGO_OK ||
       (pc.prefer_same_node && pc.replica_num != 1) ||
       !KeysOk(keys, key_offsets, n) || !CsrOk(addrs, sizes, buf_offsets, n)) {
     return Refuse(results, n, MCGO_INVALID_PARAMS);
@@ -271,7 +255,7 @@ int32_t mcgo_store_put(mcgo_store *s, const char *key, size_t key_len,
   return Guard32([&]() -> int32_t {
     if (!IsReady(s)) return MCGO_INVALID_PARAMS;
     PlacementConfig pc;
-    if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
+    if (mcgo::embedded::ParsePlacement(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
         !KeyOk(key, key_len) || (data == nullptr && size > 0)) {
       return MCGO_INVALID_PARAMS;
     }
@@ -285,7 +269,7 @@ int32_t mcgo_store_upsert(mcgo_store *s, const char *key, size_t key_len,
   return Guard32([&]() -> int32_t {
     if (!IsReady(s)) return MCGO_INVALID_PARAMS;
     PlacementConfig pc;
-    if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
+    if (mcgo::embedded::ParsePlacement(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
         !KeyOk(key, key_len) || (data == nullptr && size > 0)) {
       return MCGO_INVALID_PARAMS;
     }
@@ -299,7 +283,7 @@ static int32_t PutParts(mcgo_store *s, const char *key, size_t key_len,
   return Guard32([&]() -> int32_t {
     if (!IsReady(s)) return MCGO_INVALID_PARAMS;
     PlacementConfig pc;
-    if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
+    if (mcgo::embedded::ParsePlacement(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
         !KeyOk(key, key_len) || !mcgo::args::PartsOk(datas, sizes, n_parts)) {
       return MCGO_INVALID_PARAMS;
     }
@@ -330,7 +314,7 @@ static int32_t PutBatch(mcgo_store *s, const char *keys, const uint64_t *key_off
     if (!IsReady(s)) return MCGO_INVALID_PARAMS;
     if (n == 0) return MCGO_OK;
     PlacementConfig pc;
-    if (ParseConfig(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
+    if (mcgo::embedded::ParsePlacement(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
         !KeysOk(keys, key_offsets, n) || !mcgo::args::PartsOk(datas, sizes, n)) {
       return MCGO_INVALID_PARAMS;
     }

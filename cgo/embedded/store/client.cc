@@ -2,10 +2,12 @@
 
 #include "client.h"
 
+#include "common/args.h"
+
 #include <sys/mman.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <random>
 #include <set>
@@ -65,6 +67,22 @@ void ReleaseMountsLocked(mcgo_store *s, bool all) {
 }
 
 }  // namespace
+
+// Replication options: replica_num 0 means 1 (cluster.cc, note 20); the
+// preferred segment names are split by mcgo::args::ParseSegments.
+int32_t ParsePlacement(const mcgo_replicate_config &in, PlacementConfig *out) {
+  out->replica_num = in.replica_num == 0 ? 1 : in.replica_num;
+  out->prefer_same_node = in.prefer_alloc_in_same_node != 0;
+  out->nof_replica_num = in.nof_replica_num;
+  out->dfs_replica_num = in.dfs_replica_num;
+  // Soft pins only matter to eviction, which the embedded engine never
+  // does; NoF and DFS replicas it has not (mcgo_store_capabilities).
+  std::vector<std::string> nof;
+  return mcgo::args::ParseSegments(in, &out->preferred_segments) &&
+                 mcgo::args::ParseNoFSegments(in, &nof) && mcgo::args::SoftPinActionOk(in)
+             ? MCGO_OK
+             : MCGO_INVALID_PARAMS;  // fewer names than count, or a bad action
+}
 
 int32_t MountMemory(mcgo_store *s, void *base, uint64_t size, bool allocated,
                     mcgo_segment_id *id) {

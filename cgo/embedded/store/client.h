@@ -6,11 +6,13 @@
 #define MCGO_EMBEDDED_STORE_CLIENT_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cluster.h"
@@ -46,6 +48,23 @@ struct mcgo_store {
   };
   std::mutex mounts_mu;
   std::vector<Mount> mounts;
+  // Transfer sessions (sessions.cc), per key as upstream's RealClient keeps
+  // them, guarded by sessions_mu; sessions_cv wakes an end or revoke waiting
+  // for range writes in flight.
+  struct GetSession {
+    mcgo::embedded::Bytes data;  // the object's bytes as the lookup found them
+    uint64_t size = 0;
+    mcgo::embedded::Clock::time_point lease_until{};
+  };
+  struct PutSession {
+    mcgo::embedded::WriteOp op;  // reserved; op.data is the object being filled
+    bool writable = true;
+    size_t inflight = 0;
+  };
+  std::mutex sessions_mu;
+  std::condition_variable sessions_cv;
+  std::unordered_map<std::string, GetSession> get_sessions;
+  std::unordered_map<std::string, PutSession> put_sessions;
 };
 
 namespace mcgo::embedded {
@@ -102,6 +121,10 @@ int64_t GetHold(mcgo_store *s, std::string key, HeldObject **out);
 int32_t PutGather(mcgo_store *s, std::vector<std::string> keys,
                   const std::vector<std::vector<std::pair<const void *, uint64_t>>> &parts,
                   const PlacementConfig &cfg, bool upsert);
+
+// Mooncake's ReplicateConfig as the engine uses it: MCGO_OK, or
+// MCGO_INVALID_PARAMS for malformed segment names or a bad soft-pin action.
+int32_t ParsePlacement(const mcgo_replicate_config &in, PlacementConfig *out);
 
 // Mounts [base, base+size) as one more segment of the client and keeps the
 // memory (munmapped when unmounted); allocated says which unmount call owns

@@ -135,6 +135,7 @@ class Cluster {
   int64_t RemoveAll(bool force);
 
   ClusterStats Stats() const;
+  uint64_t lease_ttl_ms() const { return lease_ttl_ms_; }
   // One replica as Describe reports it.
   struct ReplicaInfo {
     std::string segment;

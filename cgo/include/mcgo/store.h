@@ -365,6 +365,63 @@ int32_t mcgo_store_unmount_and_free_segment(mcgo_store *s, const mcgo_segment_id
                                             size_t n, uint64_t grace_seconds,
                                             int64_t *results);
 
+/* ---- sessions (ABI 5) ---------------------------------------------------- */
+
+/* Upstream's transfer sessions (RealClient's batch_*_session_* calls): many
+ * range transfers of the same objects for one master round trip. A session
+ * is per key and per client: starting one for a key replaces (get) or is
+ * refused by (put) the key's current one. Ranges are CSR lists as in the
+ * multi-buffer calls: key i's ranges are [buf_offsets[i], buf_offsets[i+1]),
+ * range j moves sizes[j] bytes between registered memory at addrs[j] and the
+ * object at byte offsets[j]. A key with no ranges moves nothing and reports
+ * 0.
+ *
+ * Get sessions: start looks each key up once (granting a read lease, as a
+ * get does) and keeps one complete memory replica; results[i] 0, or
+ * MCGO_OBJECT_NOT_FOUND, MCGO_INVALID_REPLICA (no complete memory replica),
+ * MCGO_LEASE_EXPIRED. The range reads then ask the master nothing: they read
+ * the kept replica while its lease runs. results[i]: bytes read, or
+ * MCGO_INVALID_PARAMS (no session, a range past the object's end),
+ * MCGO_LEASE_EXPIRED (the lease ran out: the session is dropped),
+ * MCGO_TRANSFER_FAIL (memory not registered, in the embedded engine and
+ * over RDMA). end drops the keys' sessions (never fails). */
+int32_t mcgo_store_batch_get_session_start(mcgo_store *s, const char *keys,
+                                           const uint64_t *key_offsets, size_t n,
+                                           int64_t *results);
+int32_t mcgo_store_batch_get_into_multi_buffer_ranges(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *offsets,
+    const uint64_t *buf_offsets, int64_t *results);
+int32_t mcgo_store_batch_get_session_end(mcgo_store *s, const char *keys,
+                                         const uint64_t *key_offsets, size_t n);
+
+/* Put sessions: start reserves each object (sizes[i] bytes, placed by cfg)
+ * without writing it; results[i] 0, or MCGO_INVALID_PARAMS (the key has a
+ * put session already, size 0), MCGO_OBJECT_ALREADY_EXISTS, or the master's
+ * code. Until end the object is being written: gets report
+ * MCGO_REPLICA_IS_NOT_READY. The range writes fill it; results[i]: bytes
+ * written, or MCGO_INVALID_PARAMS (no open session, a range past the end),
+ * MCGO_TRANSFER_FAIL. end waits for the key's range writes in flight, then
+ * makes the object readable (bytes never written read as zeros in the
+ * embedded engine, as whatever the segment held upstream); revoke waits
+ * likewise and drops the reservation. results[i] 0, or MCGO_INVALID_PARAMS
+ * for a key without a session; a key whose end or revoke fails at the
+ * master keeps its session, so the call can be repeated. */
+int32_t mcgo_store_batch_put_session_start(mcgo_store *s, const char *keys,
+                                           const uint64_t *key_offsets, size_t n,
+                                           const uint64_t *sizes, mcgo_replicate_config cfg,
+                                           int64_t *results);
+int32_t mcgo_store_batch_put_from_multi_buffer_ranges(
+    mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+    const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *offsets,
+    const uint64_t *buf_offsets, int64_t *results);
+int32_t mcgo_store_batch_put_session_end(mcgo_store *s, const char *keys,
+                                         const uint64_t *key_offsets, size_t n,
+                                         int64_t *results);
+int32_t mcgo_store_batch_put_session_revoke(mcgo_store *s, const char *keys,
+                                            const uint64_t *key_offsets, size_t n,
+                                            int64_t *results);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -195,3 +195,27 @@ TEST(TtlIsReadWhenAClusterIsCreated) {
 }
 
 MCGO_TEST_MAIN()
+
+// A get session reads while the lease its lookup took runs, and drops the
+// key once it has run out (LEASE_EXPIRED, then no session at all).
+TEST(GetSessionLeaseRunsOut) {
+  auto sh = StoreWithTtl(kShortMs, "session");
+  Store &s = *sh;
+  Mem m(4096, s);
+  CHECK_EQ(Put(s, "k", "value"), 0);
+  const Keys k{"k"};
+  int64_t res = 1;
+  CHECK_EQ(mcgo_store_batch_get_session_start(s, k.data(), k.offsets(), 1, &res), 0);
+  CHECK_EQ(res, 0);
+  const uintptr_t addr = m.addr();
+  const uint64_t size = 5, off = 0, bo[2] = {0, 1};
+  CHECK_EQ(mcgo_store_batch_get_into_multi_buffer_ranges(s, k.data(), k.offsets(), 1, &addr, &size, &off, bo, &res), 0);
+  CHECK_EQ(res, 5);
+  CHECK_EQ(std::string(reinterpret_cast<char *>(m.data()), 5), "value");
+  SleepPastShortTtl();
+  CHECK_EQ(mcgo_store_batch_get_into_multi_buffer_ranges(s, k.data(), k.offsets(), 1, &addr, &size, &off, bo, &res), 0);
+  CHECK_EQ(res, MCGO_LEASE_EXPIRED);
+  CHECK_EQ(mcgo_store_batch_get_into_multi_buffer_ranges(s, k.data(), k.offsets(), 1, &addr, &size, &off, bo, &res), 0);
+  CHECK_EQ(res, MCGO_INVALID_PARAMS);  // dropped
+  CHECK_EQ(mcgo_store_batch_get_session_end(s, k.data(), k.offsets(), 1), 0);
+}

@@ -65,6 +65,20 @@ package cstore
 #cgo nocallback mcgo_store_batch_remove
 #cgo noescape mcgo_store_remove_by_regex
 #cgo nocallback mcgo_store_remove_by_regex
+#cgo noescape mcgo_store_batch_get_session_start
+#cgo nocallback mcgo_store_batch_get_session_start
+#cgo noescape mcgo_store_batch_get_into_multi_buffer_ranges
+#cgo nocallback mcgo_store_batch_get_into_multi_buffer_ranges
+#cgo noescape mcgo_store_batch_get_session_end
+#cgo nocallback mcgo_store_batch_get_session_end
+#cgo noescape mcgo_store_batch_put_session_start
+#cgo nocallback mcgo_store_batch_put_session_start
+#cgo noescape mcgo_store_batch_put_from_multi_buffer_ranges
+#cgo nocallback mcgo_store_batch_put_from_multi_buffer_ranges
+#cgo noescape mcgo_store_batch_put_session_end
+#cgo nocallback mcgo_store_batch_put_session_end
+#cgo noescape mcgo_store_batch_put_session_revoke
+#cgo nocallback mcgo_store_batch_put_session_revoke
 #cgo noescape mcgo_store_allocate_and_mount_segment
 #cgo nocallback mcgo_store_allocate_and_mount_segment
 #cgo noescape mcgo_store_mount_segment
@@ -472,4 +486,49 @@ func (c Client) UnmountSegments(ids []SegmentID, graceSeconds uint64, free bool,
 	}
 	return int32(C.mcgo_store_unmount_segment(c.p, idsPtr(ids), C.size_t(len(ids)),
 		C.uint64_t(graceSeconds), i64Ptr(results)))
+}
+
+// Ranges is a CSR range list: key i's ranges are [Offsets[i], Offsets[i+1])
+// of Addrs, Sizes and At (the byte offsets in the objects).
+type Ranges struct {
+	Addrs   []uintptr
+	Sizes   []uint64
+	At      []uint64
+	Offsets []uint64
+}
+
+// BatchGetSessionStart starts get sessions for the keys.
+func (c Client) BatchGetSessionStart(k *Keys, results []int64) int32 {
+	return int32(C.mcgo_store_batch_get_session_start(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), i64Ptr(results)))
+}
+
+// BatchGetIntoMultiBufferRanges reads the ranges of the keys' sessions.
+func (c Client) BatchGetIntoMultiBufferRanges(k *Keys, r *Ranges, results []int64) int32 {
+	return int32(C.mcgo_store_batch_get_into_multi_buffer_ranges(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+		addrsPtr(r.Addrs), u64Ptr(r.Sizes), u64Ptr(r.At), offsPtr(r.Offsets), i64Ptr(results)))
+}
+
+// BatchGetSessionEnd drops the keys' get sessions.
+func (c Client) BatchGetSessionEnd(k *Keys) int32 {
+	return int32(C.mcgo_store_batch_get_session_end(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len())))
+}
+
+// BatchPutSessionStart reserves the objects of put sessions.
+func (c Client) BatchPutSessionStart(k *Keys, sizes []uint64, rc *Replicate, results []int64) int32 {
+	return int32(C.mcgo_store_batch_put_session_start(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+		u64Ptr(sizes), rc.c(), i64Ptr(results)))
+}
+
+// BatchPutFromMultiBufferRanges writes ranges of the keys' reserved objects.
+func (c Client) BatchPutFromMultiBufferRanges(k *Keys, r *Ranges, results []int64) int32 {
+	return int32(C.mcgo_store_batch_put_from_multi_buffer_ranges(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+		addrsPtr(r.Addrs), u64Ptr(r.Sizes), u64Ptr(r.At), offsPtr(r.Offsets), i64Ptr(results)))
+}
+
+// BatchPutSessionSettle ends (commit) or revokes the keys' put sessions.
+func (c Client) BatchPutSessionSettle(k *Keys, commit bool, results []int64) int32 {
+	if commit {
+		return int32(C.mcgo_store_batch_put_session_end(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), i64Ptr(results)))
+	}
+	return int32(C.mcgo_store_batch_put_session_revoke(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), i64Ptr(results)))
 }

@@ -93,3 +93,20 @@ func fail(r []int64) int32 {
 
 // Capabilities: none without cgo.
 func Capabilities() uint32 { return 0 }
+
+// Ranges is a CSR range list.
+type Ranges struct {
+	Addrs   []uintptr
+	Sizes   []uint64
+	At      []uint64
+	Offsets []uint64
+}
+
+func (c Client) BatchGetSessionStart(_ *Keys, r []int64) int32                     { return fail(r) }
+func (c Client) BatchGetIntoMultiBufferRanges(_ *Keys, _ *Ranges, r []int64) int32 { return fail(r) }
+func (c Client) BatchGetSessionEnd(*Keys) int32                                    { return cabi.CodeNoCgo }
+func (c Client) BatchPutSessionStart(_ *Keys, _ []uint64, _ *Replicate, r []int64) int32 {
+	return fail(r)
+}
+func (c Client) BatchPutFromMultiBufferRanges(_ *Keys, _ *Ranges, r []int64) int32 { return fail(r) }
+func (c Client) BatchPutSessionSettle(_ *Keys, _ bool, r []int64) int32            { return fail(r) }
