@@ -3,6 +3,7 @@
 package mooncake_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log"
@@ -339,4 +340,38 @@ func ExampleStore_StartPutSession() {
 	// Output:
 	// [0] <nil>
 	// [8] <nil> layer1..
+}
+
+// A copy task adds a replica of an object on another client's segment; the
+// client holding the source does it, and WaitTask follows the task.
+func ExampleStore_CreateCopyTask() {
+	a, err := mooncake.Open(exampleConfig("tasks"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer a.Close()
+	b, err := mooncake.Open(exampleConfig("tasks"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.Close()
+	ha, _ := a.Hostname()
+	hb, _ := b.Hostname()
+	if err := a.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{ha}}).Put("hot", []byte("v")); err != nil {
+		log.Fatal(err)
+	}
+
+	id, err := a.CreateCopyTask("hot", []string{hb})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	info, err := a.WaitTask(ctx, id, 0)
+	fmt.Println(info.Type, info.Status, err)
+	reps, _ := a.GetReplicaDesc("hot")
+	fmt.Println(len(reps), "replicas")
+	// Output:
+	// copy succeeded <nil>
+	// 2 replicas
 }

@@ -430,12 +430,8 @@ func (s *Store) setReplicate(rc ReplicateConfig) {
 		PinTTLMs:     uint64(rc.SoftPinTTL / time.Millisecond),
 		NoFCount:     uint32(len(rc.PreferredNoFSegments)),
 	}
-	if len(rc.PreferredSegments) > 0 {
-		s.cpolicy.Segments = []byte(strings.Join(rc.PreferredSegments, "\x00") + "\x00")
-	}
-	if len(rc.PreferredNoFSegments) > 0 {
-		s.cpolicy.NoFSegments = []byte(strings.Join(rc.PreferredNoFSegments, "\x00") + "\x00")
-	}
+	s.cpolicy.Segments, _ = cstore.PackNames(rc.PreferredSegments)
+	s.cpolicy.NoFSegments, _ = cstore.PackNames(rc.PreferredNoFSegments)
 }
 
 // codeErr turns a single-call return code into an error (nil when rc >= 0).

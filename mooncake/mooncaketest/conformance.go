@@ -56,6 +56,7 @@ var conformanceTests = []struct {
 	{"ReplicaClear", testReplicaClear},
 	{"Segments", testSegments},
 	{"Sessions", testSessions},
+	{"Tasks", testTasks},
 	{"PartsAndCopyingBatches", testPartsAndCopyingBatches},
 	{"Stats", testStats},
 	{"LogOptions", testLogOptions},

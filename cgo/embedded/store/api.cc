@@ -707,3 +707,59 @@ int32_t mcgo_store_unmount_and_free_segment(mcgo_store *s, const mcgo_segment_id
 }
 
 }  // extern "C"
+
+// ---- copy and move tasks -------------------------------------------------------
+
+extern "C" {
+
+int32_t mcgo_store_create_copy_task(mcgo_store *s, const char *key, size_t key_len,
+                                    const char *targets, uint32_t target_count,
+                                    uint64_t targets_len, mcgo_uuid *task) {
+  return Guard32([&]() -> int32_t {
+    std::vector<std::string> names;
+    if (!IsReady(s) || !KeyOk(key, key_len) || task == nullptr ||
+        !mcgo::args::ParseNames(target_count, targets, targets_len, &names)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    uint64_t id = 0;
+    const int32_t rc = s->cluster->CreateCopyTask(MakeKey(key, key_len), names, &id);
+    if (rc == MCGO_OK) *task = mcgo_uuid{mcgo::embedded::IdNonce(), id};
+    return rc;
+  });
+}
+
+int32_t mcgo_store_create_move_task(mcgo_store *s, const char *key, size_t key_len,
+                                    const char *source, size_t source_len,
+                                    const char *target, size_t target_len, mcgo_uuid *task) {
+  return Guard32([&]() -> int32_t {
+    if (!IsReady(s) || !KeyOk(key, key_len) || !KeyOk(source, source_len) || !KeyOk(target, target_len) ||
+        task == nullptr) {
+      return MCGO_INVALID_PARAMS;
+    }
+    uint64_t id = 0;
+    const int32_t rc = s->cluster->CreateMoveTask(MakeKey(key, key_len), MakeKey(source, source_len),
+                                                  MakeKey(target, target_len), &id);
+    if (rc == MCGO_OK) *task = mcgo_uuid{mcgo::embedded::IdNonce(), id};
+    return rc;
+  });
+}
+
+int32_t mcgo_store_query_task(mcgo_store *s, mcgo_uuid task, mcgo_task_info *out) {
+  return Guard32([&]() -> int32_t {
+    if (!IsReady(s) || out == nullptr) return MCGO_INVALID_PARAMS;
+    mcgo::embedded::Cluster::TaskInfo t;
+    if (task.first != mcgo::embedded::IdNonce() || !s->cluster->QueryTask(task.second, &t)) {
+      return MCGO_TASK_NOT_FOUND;
+    }
+    *out = mcgo_task_info{};
+    out->id = task;
+    out->type = t.type;
+    out->status = t.status;
+    out->created_at_ms = t.created_ms;
+    out->updated_at_ms = t.updated_ms;
+    WriteMessage(out->message, sizeof out->message, t.message);
+    return MCGO_OK;
+  });
+}
+
+}  // extern "C"

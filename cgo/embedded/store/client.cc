@@ -40,15 +40,19 @@ void FailWholeSegments(std::vector<Op> *ops, const std::vector<char> &candidate)
   }
 }
 
-// The first half of this process's segment ids (upstream's are random
-// UUIDs), so an id of one process is not one of another's.
-uint64_t SegmentIdNonce() {
+}  // namespace
+
+// The first half of this process's segment and task ids (upstream's are
+// random UUIDs), so an id of one process is not one of another's.
+uint64_t IdNonce() {
   static const uint64_t nonce = [] {
     std::random_device rd;
     return (static_cast<uint64_t>(rd()) << 32 | rd()) | 1;
   }();
   return nonce;
 }
+
+namespace {
 
 // Unmaps what the mounts no longer need: every mount when all is set, else
 // those gracefully unmounted whose grace period is over. Caller holds
@@ -95,7 +99,7 @@ int32_t MountMemory(mcgo_store *s, void *base, uint64_t size, bool allocated,
   s->mounts.reserve(s->mounts.size() + 1);  // so that nothing throws once mounted
   m.id = s->cluster->MountSegment(s->hostname, size);
   s->mounts.push_back(m);
-  *id = mcgo_segment_id{SegmentIdNonce(), m.id};
+  *id = mcgo_segment_id{IdNonce(), m.id};
   return MCGO_OK;
 }
 
@@ -104,7 +108,7 @@ int32_t UnmountMemory(mcgo_store *s, const mcgo_segment_id &id, uint64_t grace_s
   std::lock_guard<std::mutex> lock(s->mounts_mu);
   ReleaseMountsLocked(s, false);
   for (auto &m : s->mounts) {
-    if (id.first != SegmentIdNonce() || m.id != id.second || m.unmounted || m.allocated != allocated) continue;
+    if (id.first != IdNonce() || m.id != id.second || m.unmounted || m.allocated != allocated) continue;
     // Clamped to 1,000 days so that the deadline cannot overflow the clock.
     const uint64_t grace_ms = std::min<uint64_t>(grace_seconds, 86'400'000) * 1000;
     s->cluster->UnmountSegment(m.id, grace_ms);

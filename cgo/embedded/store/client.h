@@ -122,6 +122,9 @@ int32_t PutGather(mcgo_store *s, std::vector<std::string> keys,
                   const std::vector<std::vector<std::pair<const void *, uint64_t>>> &parts,
                   const PlacementConfig &cfg, bool upsert);
 
+// The first half of every segment and task id this process hands out.
+uint64_t IdNonce();
+
 // Mooncake's ReplicateConfig as the engine uses it: MCGO_OK, or
 // MCGO_INVALID_PARAMS for malformed segment names or a bad soft-pin action.
 int32_t ParsePlacement(const mcgo_replicate_config &in, PlacementConfig *out);

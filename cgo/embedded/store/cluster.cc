@@ -631,6 +631,134 @@ bool Cluster::ClearReplicas(const std::string &key, const std::string &writer,
   return true;
 }
 
+// ---- tasks -------------------------------------------------------------------
+
+namespace {
+
+// Finished tasks are kept for queries; upstream prunes them after a while,
+// the embedded engine beyond this many.
+constexpr size_t kMaxTasks = 4096;
+
+int64_t EpochMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+int32_t Cluster::TargetOkLocked(const std::string &name) const {
+  bool any = false;
+  for (const auto &kv : segments_) {
+    if (kv.second.name != name) continue;
+    if (!kv.second.draining) return MCGO_OK;
+    any = true;
+  }
+  return any ? MCGO_UNAVAILABLE_IN_CURRENT_STATUS : MCGO_INVALID_PARAMS;
+}
+
+uint64_t Cluster::RoomOnLocked(const std::string &name, uint64_t size) const {
+  for (const auto &kv : segments_) {
+    const Segment &seg = kv.second;
+    if (seg.name == name && !seg.draining && seg.capacity - seg.used >= size) return kv.first;
+  }
+  return 0;
+}
+
+bool Cluster::HasReplicaOnLocked(const Object &obj, const std::string &name) const {
+  for (uint64_t id : obj.replicas) {
+    auto seg = segments_.find(id);
+    if (seg != segments_.end() && seg->second.name == name) return true;
+  }
+  return false;
+}
+
+uint64_t Cluster::AddTaskLocked(int32_t type, int32_t code) {
+  const uint64_t id = next_task_id_++;
+  TaskInfo t;
+  t.type = type;
+  t.status = code == MCGO_OK ? MCGO_TASK_SUCCESS : MCGO_TASK_FAILED;
+  t.created_ms = t.updated_ms = EpochMs();
+  t.message = code == MCGO_OK ? "Task completed successfully" : "error " + std::to_string(code);
+  tasks_.emplace(id, std::move(t));
+  while (tasks_.size() > kMaxTasks) tasks_.erase(tasks_.begin());
+  return id;
+}
+
+int32_t Cluster::CreateCopyTask(const std::string &key, const std::vector<std::string> &targets, uint64_t *id) {
+  auto lock = LockAndSweep();
+  if (targets.empty()) return MCGO_INVALID_PARAMS;
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return MCGO_OBJECT_NOT_FOUND;
+  for (const auto &t : targets) {
+    if (int32_t rc = TargetOkLocked(t)) return rc;
+  }
+  // The copy, all or nothing, as upstream's CopyStart allocates every new
+  // replica before it transfers.
+  Object &obj = it->second;
+  int32_t code = obj.pending_token != 0 ? MCGO_REPLICA_NOT_FOUND : MCGO_OK;
+  std::vector<uint64_t> added;
+  for (size_t i = 0; code == MCGO_OK && i < targets.size(); ++i) {
+    if (HasReplicaOnLocked(obj, targets[i])) continue;
+    const uint64_t seg = RoomOnLocked(targets[i], obj.size);
+    if (seg == 0) {
+      code = MCGO_NO_AVAILABLE_HANDLE;
+      break;
+    }
+    segments_.find(seg)->second.used += obj.size;
+    obj.replicas.push_back(seg);
+    added.push_back(seg);
+  }
+  if (code != MCGO_OK) {
+    for (uint64_t seg : added) {
+      segments_.find(seg)->second.used -= obj.size;
+      obj.replicas.pop_back();
+    }
+  }
+  *id = AddTaskLocked(MCGO_TASK_COPY, code);
+  return MCGO_OK;
+}
+
+int32_t Cluster::CreateMoveTask(const std::string &key, const std::string &source,
+                                const std::string &target, uint64_t *id) {
+  auto lock = LockAndSweep();
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return MCGO_OBJECT_NOT_FOUND;
+  if (source == target) return MCGO_INVALID_PARAMS;
+  if (int32_t rc = TargetOkLocked(target)) return rc;
+  Object &obj = it->second;
+  auto from = obj.replicas.end();
+  for (auto r = obj.replicas.begin(); r != obj.replicas.end(); ++r) {
+    auto seg = segments_.find(*r);
+    if (seg != segments_.end() && seg->second.name == source) from = r;
+  }
+  if (from == obj.replicas.end()) return MCGO_INVALID_PARAMS;  // no replica on source
+  int32_t code = obj.pending_token != 0 ? MCGO_REPLICA_NOT_FOUND : MCGO_OK;
+  if (code == MCGO_OK) {
+    const uint64_t src = *from;
+    if (HasReplicaOnLocked(obj, target)) {
+      obj.replicas.erase(from);  // the target has one already: only the source's goes
+    } else if (const uint64_t seg = RoomOnLocked(target, obj.size); seg != 0) {
+      segments_.find(seg)->second.used += obj.size;
+      *from = seg;  // the moved replica takes the source's place
+    } else {
+      code = MCGO_NO_AVAILABLE_HANDLE;
+    }
+    auto seg = segments_.find(src);
+    if (code == MCGO_OK && seg != segments_.end()) seg->second.used -= std::min(seg->second.used, obj.size);
+  }
+  *id = AddTaskLocked(MCGO_TASK_MOVE, code);
+  return MCGO_OK;
+}
+
+bool Cluster::QueryTask(uint64_t id, TaskInfo *out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return false;
+  *out = it->second;
+  return true;
+}
+
 std::vector<std::string> Cluster::ReplicaSegments(const std::string &key) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> names;

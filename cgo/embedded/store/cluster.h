@@ -150,6 +150,21 @@ class Cluster {
   // object left without replicas is removed. True if cleared.
   bool ClearReplicas(const std::string &key, const std::string &writer,
                      const std::string &segment);
+  // Copy and move tasks (upstream's create_copy_task, create_move_task,
+  // query_task). The embedded engine runs a task as it is created, so a
+  // query finds it finished: SUCCESS, or FAILED with the code's name as its
+  // message. Creation refusals are returned; *id is set on success.
+  struct TaskInfo {
+    int32_t type = 0;    // MCGO_TASK_*
+    int32_t status = 0;  // MCGO_TASK_*
+    int64_t created_ms = 0, updated_ms = 0;
+    std::string message;
+  };
+  int32_t CreateCopyTask(const std::string &key, const std::vector<std::string> &targets, uint64_t *id);
+  int32_t CreateMoveTask(const std::string &key, const std::string &source, const std::string &target,
+                         uint64_t *id);
+  bool QueryTask(uint64_t id, TaskInfo *out) const;
+
   // Names of the segments holding key's replicas, in replica order.
   std::vector<std::string> ReplicaSegments(const std::string &key) const;
 
@@ -179,6 +194,13 @@ class Cluster {
                        Clock::time_point now) const;
   void GrantLeaseLocked(Object *obj, Clock::time_point now);
   void RevokeLocked(WriteOp *op) noexcept;
+  // The target checks of a task: MCGO_OK, MCGO_INVALID_PARAMS (no segment
+  // of that name), MCGO_UNAVAILABLE_IN_CURRENT_STATUS (all draining).
+  int32_t TargetOkLocked(const std::string &name) const;
+  // A segment of that name that takes size more bytes, or 0.
+  uint64_t RoomOnLocked(const std::string &name, uint64_t size) const;
+  bool HasReplicaOnLocked(const Object &obj, const std::string &name) const;
+  uint64_t AddTaskLocked(int32_t type, int32_t code);
   // Drops a segment: its replicas go, and objects left without one.
   void DropSegmentLocked(uint64_t id);
   // Locks the cluster and first unmounts the draining segments whose grace
@@ -195,6 +217,8 @@ class Cluster {
   size_t draining_ = 0;                    // segments with draining set
   std::set<std::string> client_names_;
   uint64_t next_segment_id_ = 1;
+  std::map<uint64_t, TaskInfo> tasks_;  // the newest kMaxTasks
+  uint64_t next_task_id_ = 1;
   uint64_t next_token_ = 1;
 };
 

@@ -320,10 +320,12 @@ int64_t mcgo_store_remove_all(mcgo_store *s, int32_t force);
 
 /* ---- segments (ABI 5) ---------------------------------------------------- */
 
-/* A segment's id: upstream's UUID, which it prints as "first-second". */
-typedef struct mcgo_segment_id {
+/* Upstream's UUID (segments, tasks, clients), which it prints as
+ * "first-second". */
+typedef struct mcgo_uuid {
   uint64_t first, second;
-} mcgo_segment_id;
+} mcgo_uuid;
+typedef mcgo_uuid mcgo_segment_id;
 
 /* The unit allocate_and_mount rounds sizes up to (upstream's
  * facebook::cachelib::Slab::kSize). */
@@ -421,6 +423,49 @@ int32_t mcgo_store_batch_put_session_end(mcgo_store *s, const char *keys,
 int32_t mcgo_store_batch_put_session_revoke(mcgo_store *s, const char *keys,
                                             const uint64_t *key_offsets, size_t n,
                                             int64_t *results);
+
+/* ---- copy and move tasks (ABI 5) ------------------------------------------ */
+
+/* Task types and states (upstream's TaskType, TaskStatus). */
+#define MCGO_TASK_COPY 0
+#define MCGO_TASK_MOVE 1
+#define MCGO_TASK_PENDING 0
+#define MCGO_TASK_PROCESSING 1
+#define MCGO_TASK_FAILED 2
+#define MCGO_TASK_SUCCESS 3
+
+/* A task as upstream's QueryTaskResponse describes it; message is
+ * NUL-terminated (cut to fit). */
+typedef struct mcgo_task_info {
+  mcgo_uuid id;
+  int32_t type;   /* MCGO_TASK_COPY, MCGO_TASK_MOVE */
+  int32_t status; /* MCGO_TASK_PENDING .. MCGO_TASK_SUCCESS */
+  int64_t created_at_ms;    /* Unix epoch milliseconds */
+  int64_t updated_at_ms;
+  mcgo_uuid assigned_client; /* the client that runs it (holds the source) */
+  char message[256];
+} mcgo_task_info;
+
+/* Asks the master to copy key's object onto each of the target_count
+ * segments named in targets (packed as preferred_segments are), as
+ * upstream's create_copy_task; the client that holds the source replica
+ * does it in the background. *task gets the task's id. MCGO_INVALID_PARAMS
+ * for no target or one that is not mounted, MCGO_OBJECT_NOT_FOUND,
+ * MCGO_UNAVAILABLE_IN_CURRENT_STATUS for a segment being unmounted.
+ * Targets that hold a replica already are left as they are. */
+int32_t mcgo_store_create_copy_task(mcgo_store *s, const char *key, size_t key_len,
+                                    const char *targets, uint32_t target_count,
+                                    uint64_t targets_len, mcgo_uuid *task);
+/* Asks the master to move key's replica on segment source to segment
+ * target (upstream's create_move_task): MCGO_INVALID_PARAMS when source
+ * holds no replica, equals target, or target is not mounted; otherwise as
+ * the copy. */
+int32_t mcgo_store_create_move_task(mcgo_store *s, const char *key, size_t key_len,
+                                    const char *source, size_t source_len,
+                                    const char *target, size_t target_len, mcgo_uuid *task);
+/* Fills *out with the task's state: MCGO_TASK_NOT_FOUND for an id the
+ * master does not know (or has forgotten: finished tasks are pruned). */
+int32_t mcgo_store_query_task(mcgo_store *s, mcgo_uuid task, mcgo_task_info *out);
 
 #ifdef __cplusplus
 } /* extern "C" */

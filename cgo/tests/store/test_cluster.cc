@@ -207,6 +207,46 @@ TEST(MountedSegments) {
   CHECK_EQ(Stats(a).segments.size(), base);
 }
 
+// Copy and move tasks run as they are created: a copy onto a segment with
+// no room fails the task (not the creation) and adds nothing; a move frees
+// the source's space.
+TEST(CopyAndMoveTasks) {
+  const std::string m = UniqueMaster("tasks");
+  Store a(m, kSeg), b(m, kSeg);
+  const Preferred pa{a.Hostname()};
+  const std::string big(static_cast<size_t>(kSeg / 2 + kU), 'x');
+  Mem mb(big.size(), a);
+  std::memcpy(mb.data(), big.data(), big.size());
+  CHECK_EQ(PutFrom(a, "big", mb.addr(), big.size(), pa.Apply(Cfg())), 0);
+  CHECK_EQ(PutFrom(a, "big2", mb.addr(), big.size(), Preferred{b.Hostname()}.Apply(Cfg())), 0);
+  const std::string hb = b.Hostname() + '\0';
+  mcgo_uuid id{};
+  CHECK_EQ(mcgo_store_create_copy_task(a, "big", 3, hb.data(), 1, hb.size(), &id), 0);
+  mcgo_task_info info{};
+  CHECK_EQ(mcgo_store_query_task(b, id, &info), 0);  // any client of the cluster can ask
+  CHECK_EQ(info.status, MCGO_TASK_FAILED);          // b has no room left for a second big one
+  CHECK_EQ(std::string(info.message), "error " + std::to_string(MCGO_NO_AVAILABLE_HANDLE));
+  CHECK_EQ(Replicas(a, "big"), std::vector<std::string>{a.Hostname()});
+  CHECK_EQ(mcgo_store_create_copy_task(a, "big", 3, hb.data(), 2, hb.size(), &id), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_store_create_copy_task(a, "big", 3, nullptr, 0, 0, &id), MCGO_INVALID_PARAMS);
+  CHECK_EQ(mcgo_store_create_move_task(a, "big2", 4, b.Hostname().data(), b.Hostname().size(),
+                                       a.Hostname().data(), a.Hostname().size(), &id),
+           0);
+  CHECK_EQ(mcgo_store_query_task(a, id, &info), 0);
+  CHECK_EQ(info.status, MCGO_TASK_FAILED);  // a is as full as b
+  CHECK_EQ(Remove(a, "big", true), 0);
+  CHECK_EQ(mcgo_store_create_move_task(a, "big2", 4, b.Hostname().data(), b.Hostname().size(),
+                                       a.Hostname().data(), a.Hostname().size(), &id),
+           0);
+  CHECK_EQ(mcgo_store_query_task(a, id, &info), 0);
+  CHECK_EQ(info.status, MCGO_TASK_SUCCESS);
+  CHECK_EQ(info.type, MCGO_TASK_MOVE);
+  CHECK_EQ(Replicas(a, "big2"), std::vector<std::string>{a.Hostname()});
+  CHECK_EQ(SegmentUsed(a, b.Hostname()), 0u);
+  const mcgo_uuid stranger{id.first ^ 1, id.second};
+  CHECK_EQ(mcgo_store_query_task(a, stranger, &info), MCGO_TASK_NOT_FOUND);
+}
+
 // --- objects whose write is in flight -----------------------------------------
 
 namespace {

@@ -79,6 +79,12 @@ package cstore
 #cgo nocallback mcgo_store_batch_put_session_end
 #cgo noescape mcgo_store_batch_put_session_revoke
 #cgo nocallback mcgo_store_batch_put_session_revoke
+#cgo noescape mcgo_store_create_copy_task
+#cgo nocallback mcgo_store_create_copy_task
+#cgo noescape mcgo_store_create_move_task
+#cgo nocallback mcgo_store_create_move_task
+#cgo noescape mcgo_store_query_task
+#cgo nocallback mcgo_store_query_task
 #cgo noescape mcgo_store_allocate_and_mount_segment
 #cgo nocallback mcgo_store_allocate_and_mount_segment
 #cgo noescape mcgo_store_mount_segment
@@ -531,4 +537,46 @@ func (c Client) BatchPutSessionSettle(k *Keys, commit bool, results []int64) int
 		return int32(C.mcgo_store_batch_put_session_end(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), i64Ptr(results)))
 	}
 	return int32(C.mcgo_store_batch_put_session_revoke(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), i64Ptr(results)))
+}
+
+// TaskInfo is mcgo_task_info.
+type TaskInfo struct {
+	ID, AssignedClient SegmentID
+	Type, Status       int32
+	CreatedMs          int64
+	UpdatedMs          int64
+	Message            string
+}
+
+// CreateCopyTask asks for key's object to be copied to the targets.
+func (c Client) CreateCopyTask(key string, targets []string) (SegmentID, int32) {
+	names, n := PackNames(targets)
+	var id C.mcgo_uuid
+	rc := int32(C.mcgo_store_create_copy_task(c.p, strPtr(key), C.size_t(len(key)), (*C.char)(bytesPtr(names)),
+		C.uint32_t(n), C.uint64_t(len(names)), &id))
+	return SegmentID{uint64(id.first), uint64(id.second)}, rc
+}
+
+// CreateMoveTask asks for key's replica on source to move to target.
+func (c Client) CreateMoveTask(key, source, target string) (SegmentID, int32) {
+	var id C.mcgo_uuid
+	rc := int32(C.mcgo_store_create_move_task(c.p, strPtr(key), C.size_t(len(key)), strPtr(source), C.size_t(len(source)),
+		strPtr(target), C.size_t(len(target)), &id))
+	return SegmentID{uint64(id.first), uint64(id.second)}, rc
+}
+
+// QueryTask reads a task's state.
+func (c Client) QueryTask(id SegmentID) (TaskInfo, int32) {
+	var out C.mcgo_task_info
+	rc := int32(C.mcgo_store_query_task(c.p, C.mcgo_uuid{first: C.uint64_t(id.First), second: C.uint64_t(id.Second)}, &out))
+	if rc != 0 {
+		return TaskInfo{}, rc
+	}
+	return TaskInfo{
+		ID:             SegmentID{uint64(out.id.first), uint64(out.id.second)},
+		AssignedClient: SegmentID{uint64(out.assigned_client.first), uint64(out.assigned_client.second)},
+		Type:           int32(out._type), Status: int32(out.status),
+		CreatedMs: int64(out.created_at_ms), UpdatedMs: int64(out.updated_at_ms),
+		Message: C.GoString(&out.message[0]),
+	}, 0
 }

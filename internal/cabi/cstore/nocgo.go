@@ -110,3 +110,20 @@ func (c Client) BatchPutSessionStart(_ *Keys, _ []uint64, _ *Replicate, r []int6
 }
 func (c Client) BatchPutFromMultiBufferRanges(_ *Keys, _ *Ranges, r []int64) int32 { return fail(r) }
 func (c Client) BatchPutSessionSettle(_ *Keys, _ bool, r []int64) int32            { return fail(r) }
+
+// TaskInfo is mcgo_task_info.
+type TaskInfo struct {
+	ID, AssignedClient SegmentID
+	Type, Status       int32
+	CreatedMs          int64
+	UpdatedMs          int64
+	Message            string
+}
+
+func (c Client) CreateCopyTask(string, []string) (SegmentID, int32) {
+	return SegmentID{}, cabi.CodeNoCgo
+}
+func (c Client) CreateMoveTask(string, string, string) (SegmentID, int32) {
+	return SegmentID{}, cabi.CodeNoCgo
+}
+func (c Client) QueryTask(SegmentID) (TaskInfo, int32) { return TaskInfo{}, cabi.CodeNoCgo }

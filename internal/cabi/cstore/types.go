@@ -1,5 +1,7 @@
 package cstore
 
+import "strings"
+
 // Config mirrors mcgo_store_config.
 type Config struct {
 	LocalHostname       string
@@ -41,4 +43,13 @@ type Replicate struct {
 	PinTTLMs     uint64
 	NoFCount     uint32
 	NoFSegments  []byte
+}
+
+// PackNames packs names as the C ABI takes a list of segment names: each
+// NUL-terminated, back to back, and their count.
+func PackNames(names []string) ([]byte, uint32) {
+	if len(names) == 0 {
+		return nil, 0
+	}
+	return []byte(strings.Join(names, "\x00") + "\x00"), uint32(len(names))
 }
