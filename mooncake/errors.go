@@ -130,6 +130,7 @@ const (
 	OpCreateCopyTask                Op = "create_copy_task"
 	OpCreateMoveTask                Op = "create_move_task"
 	OpQueryTask                     Op = "query_task"
+	OpGetIntoRanges                 Op = "get_into_ranges"
 	OpMountSegment                  Op = "mount_segment"
 	OpUnmountSegment                Op = "unmount_segment"
 	OpUnmountAndFreeSegment         Op = "unmount_and_free_segment"

@@ -403,3 +403,34 @@ func (p *PutSession) settle(op Op, commit bool, results []int64) ([]int64, error
 	}
 	return res, nil
 }
+
+// GetIntoRanges reads byte ranges of objects into registered memory in one
+// call, without a session (upstream's get_into_ranges): each range of
+// reqs[i] reads Size bytes at Offset of object reqs[i].Key into Addr. Each
+// key is looked up once per call, granting a read lease. results has one
+// entry per range, in order (reqs[0]'s ranges first): the bytes read, the
+// key's error (ErrObjectNotFound, ...), or ErrInvalidParams for a range
+// past the object's end or into memory that is not registered.
+func (s *Store) GetIntoRanges(reqs []KeyRanges, results []int64) ([]int64, error) {
+	const op = OpGetIntoRanges
+	total := 0
+	for _, rq := range reqs {
+		total += len(rq.Ranges)
+	}
+	res := resultsFor(results, total)
+	if len(reqs) == 0 {
+		return res, nil
+	}
+	sc := getScratch()
+	defer putScratch(sc)
+	for i, rq := range reqs {
+		sc.add(i, rq.Key, rq.Ranges)
+	}
+	c := s.c()
+	if !c.gate.Enter() {
+		return nil, closedErr(op, "")
+	}
+	rc := c.handle.GetIntoRanges(&sc.k, &sc.r, res)
+	c.gate.Leave()
+	return batchResult(op, &sc.k, rc, res)
+}

@@ -1151,3 +1151,48 @@ int32_t mcgo_store_query_task(mcgo_store *s, mcgo_uuid task, mcgo_task_info *out
 }
 
 }  // extern "C"
+
+// ---- ranged reads ----------------------------------------------------------------
+
+extern "C" {
+
+int32_t mcgo_store_get_into_ranges(mcgo_store *s, const char *keys, const uint64_t *key_offsets,
+                                   size_t n, const uintptr_t *addrs, const uint64_t *sizes,
+                                   const uint64_t *offsets, const uint64_t *buf_offsets,
+                                   int64_t *results) {
+  return Guard32([&]() -> int32_t {
+    Call call(s);
+    if (n == 0) return MCGO_OK;
+    if (buf_offsets == nullptr) return MCGO_INVALID_PARAMS;
+    const size_t m = static_cast<size_t>(buf_offsets[n]);
+    if (m > 0 && results == nullptr) return MCGO_INVALID_PARAMS;
+    if (call.client() == nullptr || !KeysOk(keys, key_offsets, n) ||
+        !mcgo::args::RangesOk(addrs, sizes, offsets, buf_offsets, n)) {
+      return Refuse(results, m, MCGO_INVALID_PARAMS);
+    }
+    // One upstream "buffer" per range, at the range's own address (dst
+    // offset 0): upstream sizes a buffer by the registration it starts in,
+    // so ranges of one key in different registrations stay independent.
+    std::vector<void *> buffers(m);
+    std::vector<std::vector<std::string>> all_keys(m);
+    std::vector<std::vector<std::vector<size_t>>> dst(m), src(m), len(m);
+    for (size_t i = 0; i < n; ++i) {
+      const std::string key = KeyAt(keys, key_offsets, i);
+      for (uint64_t j = buf_offsets[i]; j < buf_offsets[i + 1]; ++j) {
+        buffers[j] = reinterpret_cast<void *>(addrs[j]);
+        all_keys[j] = {key};
+        dst[j] = {{0}};
+        src[j] = {{static_cast<size_t>(offsets[j])}};
+        len[j] = {{static_cast<size_t>(sizes[j])}};
+      }
+    }
+    const auto got = call.client()->get_into_ranges(buffers, all_keys, dst, src, len);
+    if (got.size() != m) return Refuse(results, m, MCGO_INTERNAL_ERROR);
+    for (size_t j = 0; j < m; ++j) {
+      results[j] = got[j].size() == 1 && got[j][0].size() == 1 ? got[j][0][0] : MCGO_INTERNAL_ERROR;
+    }
+    return MCGO_OK;
+  });
+}
+
+}  // extern "C"

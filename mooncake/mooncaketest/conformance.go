@@ -57,6 +57,7 @@ var conformanceTests = []struct {
 	{"Segments", testSegments},
 	{"Sessions", testSessions},
 	{"Tasks", testTasks},
+	{"GetIntoRanges", testGetIntoRanges},
 	{"PartsAndCopyingBatches", testPartsAndCopyingBatches},
 	{"Stats", testStats},
 	{"LogOptions", testLogOptions},

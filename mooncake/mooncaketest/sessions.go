@@ -3,6 +3,7 @@ package mooncaketest
 import (
 	"bytes"
 	"testing"
+	"unsafe"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
 )
@@ -109,4 +110,38 @@ func testSessions(t *testing.T, c *Cluster) {
 	assert.ErrorIs(t, err, mooncake.ErrSessionEnded)
 	_, _, err = st.StartPutSession(keys, []uint64{1}, nil)
 	isCode(t, err, mooncake.ErrInvalidParams, "sizes and keys differ in length")
+}
+
+// get_into_ranges: byte ranges of several objects in one call, a result per
+// range; a missing key fails its ranges only.
+func testGetIntoRanges(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	reader := c.Open(t)
+	keys := Keys(t, "r", 2)
+	vals := [][]byte{bytes.Repeat([]byte("0123456789"), 100), bytes.Repeat([]byte("abcdefghij"), 50)}
+	for i, k := range keys {
+		require.NoError(t, st.Put(k, vals[i]))
+	}
+	mem := Memory(t, reader, 4096)
+	unreg := make([]byte, 64)
+	a := mem.Addr()
+	res, err := reader.GetIntoRanges([]mooncake.KeyRanges{
+		{Key: keys[0], Ranges: []mooncake.Range{{Addr: a, Offset: 5, Size: 10}, {Addr: a + 100, Offset: 990, Size: 10}, {Addr: a + 200, Offset: 995, Size: 10}}},
+		{Key: Key(t, "missing"), Ranges: []mooncake.Range{{Addr: a + 300, Offset: 0, Size: 1}}},
+		{Key: keys[1], Ranges: []mooncake.Range{{Addr: a + 400, Offset: 0, Size: 500}}},
+		{Key: keys[1]},
+	}, nil)
+	require.NoError(t, err)
+	inv := int64(mooncake.ErrInvalidParams)
+	assert.Equal(t, []int64{10, 10, inv, int64(mooncake.ErrObjectNotFound), 500}, res,
+		"read, read, past the end, missing, read; a key with no ranges has no result")
+	b := mem.Bytes()
+	assert.Equal(t, "5678901234", string(b[:10]))
+	assert.Equal(t, "0123456789", string(b[100:110]))
+	assert.Equal(t, string(vals[1]), string(b[400:900]))
+	isCode(t, reader.Remove(keys[0], false), mooncake.ErrObjectHasLease, "the lookup took a lease")
+	res, err = reader.GetIntoRanges([]mooncake.KeyRanges{{Key: keys[0], Ranges: []mooncake.Range{
+		{Addr: uintptr(unsafe.Pointer(&unreg[0])), Offset: 0, Size: 8}}}}, res)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{inv}, res, "memory not registered")
 }

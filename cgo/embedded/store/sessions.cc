@@ -309,3 +309,45 @@ int32_t mcgo_store_batch_put_session_revoke(mcgo_store *s, const char *keys,
 }
 
 }  // extern "C"
+
+// ---- ranged reads (no session) ---------------------------------------------------
+
+extern "C" {
+
+int32_t mcgo_store_get_into_ranges(mcgo_store *s, const char *keys, const uint64_t *key_offsets,
+                                   size_t n, const uintptr_t *addrs, const uint64_t *sizes,
+                                   const uint64_t *offsets, const uint64_t *buf_offsets,
+                                   int64_t *results) {
+  return mcgo::Guard32([&]() -> int32_t {
+    if (n == 0) return MCGO_OK;
+    if (buf_offsets == nullptr) return MCGO_INVALID_PARAMS;
+    const size_t m = static_cast<size_t>(buf_offsets[n]);
+    if (m > 0 && results == nullptr) return MCGO_INVALID_PARAMS;
+    if (!IsReady(s) || !KeysOk(keys, key_offsets, n) || !RangesOk(addrs, sizes, offsets, buf_offsets, n)) {
+      return Refuse(results, m, MCGO_INVALID_PARAMS);
+    }
+    std::vector<ReadOp> ops(n);
+    for (size_t i = 0; i < n; ++i) ops[i].key = KeyAt(keys, key_offsets, i);
+    s->cluster->Acquire(ops.data(), n);  // one lookup per key, granting the lease
+    RegionSet::Reader regions(*s->regions);
+    for (size_t i = 0; i < n; ++i) {
+      const ReadOp &op = ops[i];
+      for (uint64_t j = buf_offsets[i]; j < buf_offsets[i + 1]; ++j) {
+        if (op.result <= 0) {
+          results[j] = op.result < 0 ? op.result : MCGO_OBJECT_NOT_FOUND;
+        } else if (!RangeInside(offsets[j], sizes[j], static_cast<uint64_t>(op.result)) ||
+                   (sizes[j] > 0 && !regions.Contains(addrs[j], sizes[j]))) {
+          results[j] = MCGO_INVALID_PARAMS;
+        } else {
+          if (sizes[j] > 0) {
+            std::memcpy(reinterpret_cast<void *>(addrs[j]), op.data.get() + offsets[j], static_cast<size_t>(sizes[j]));
+          }
+          results[j] = static_cast<int64_t>(sizes[j]);
+        }
+      }
+    }
+    return MCGO_OK;
+  });
+}
+
+}  // extern "C"

@@ -367,6 +367,20 @@ int32_t mcgo_store_unmount_and_free_segment(mcgo_store *s, const mcgo_segment_id
                                             size_t n, uint64_t grace_seconds,
                                             int64_t *results);
 
+/* Reads byte ranges of objects into registered memory (upstream's
+ * get_into_ranges), each key looked up once per call (granting a read
+ * lease). Ranges are CSR lists as the session calls take them: key i's are
+ * [buf_offsets[i], buf_offsets[i+1]), range j reads sizes[j] bytes at byte
+ * offsets[j] of the object into addrs[j]. results has one entry per range
+ * (buf_offsets[n] of them): the bytes read, or the key's lookup error
+ * (MCGO_OBJECT_NOT_FOUND, ...), or MCGO_INVALID_PARAMS for a range past the
+ * object's end or memory that is not registered (upstream checks the
+ * destination against its registrations for this call, over TCP too). */
+int32_t mcgo_store_get_into_ranges(mcgo_store *s, const char *keys, const uint64_t *key_offsets,
+                                   size_t n, const uintptr_t *addrs, const uint64_t *sizes,
+                                   const uint64_t *offsets, const uint64_t *buf_offsets,
+                                   int64_t *results);
+
 /* ---- sessions (ABI 5) ---------------------------------------------------- */
 
 /* Upstream's transfer sessions (RealClient's batch_*_session_* calls): many

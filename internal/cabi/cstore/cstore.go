@@ -85,6 +85,8 @@ package cstore
 #cgo nocallback mcgo_store_create_move_task
 #cgo noescape mcgo_store_query_task
 #cgo nocallback mcgo_store_query_task
+#cgo noescape mcgo_store_get_into_ranges
+#cgo nocallback mcgo_store_get_into_ranges
 #cgo noescape mcgo_store_allocate_and_mount_segment
 #cgo nocallback mcgo_store_allocate_and_mount_segment
 #cgo noescape mcgo_store_mount_segment
@@ -579,4 +581,11 @@ func (c Client) QueryTask(id SegmentID) (TaskInfo, int32) {
 		CreatedMs: int64(out.created_at_ms), UpdatedMs: int64(out.updated_at_ms),
 		Message: C.GoString(&out.message[0]),
 	}, 0
+}
+
+// GetIntoRanges reads the ranges of the keys' objects; results has one
+// entry per range.
+func (c Client) GetIntoRanges(k *Keys, r *Ranges, results []int64) int32 {
+	return int32(C.mcgo_store_get_into_ranges(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+		addrsPtr(r.Addrs), u64Ptr(r.Sizes), u64Ptr(r.At), offsPtr(r.Offsets), i64Ptr(results)))
 }

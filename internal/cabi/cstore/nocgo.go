@@ -127,3 +127,4 @@ func (c Client) CreateMoveTask(string, string, string) (SegmentID, int32) {
 	return SegmentID{}, cabi.CodeNoCgo
 }
 func (c Client) QueryTask(SegmentID) (TaskInfo, int32) { return TaskInfo{}, cabi.CodeNoCgo }
+func (c Client) GetIntoRanges(_ *Keys, _ *Ranges, r []int64) int32 { return fail(r) }
