@@ -131,6 +131,8 @@ const (
 	OpCreateMoveTask                Op = "create_move_task"
 	OpQueryTask                     Op = "query_task"
 	OpGetIntoRanges                 Op = "get_into_ranges"
+	OpUnmountLocalDiskSegment       Op = "unmount_local_disk_segment"
+	OpOffloadRPCReadCount           Op = "get_offload_rpc_read_count"
 	OpMountSegment                  Op = "mount_segment"
 	OpUnmountSegment                Op = "unmount_segment"
 	OpUnmountAndFreeSegment         Op = "unmount_and_free_segment"

@@ -179,3 +179,41 @@ func segmentIDs(ids []cstore.SegmentID) []SegmentID {
 	}
 	return out
 }
+
+// UnmountLocalDiskSegment deregisters this client's SSD-offload tier from
+// the master and then waits out grace (whole seconds, rounded up), so that
+// a planned shutdown stops being advertised as the owner of offloaded
+// objects before it stops serving them (upstream's
+// unmount_local_disk_segment). It blocks for the grace period. Without SSD
+// offload (Config.EnableSSDOffload unset, or the embedded engine) it does
+// nothing, as upstream.
+func (s *Store) UnmountLocalDiskSegment(grace time.Duration) error {
+	const op = OpUnmountLocalDiskSegment
+	if grace < 0 {
+		return argErr(op, "grace period %v is negative", grace)
+	}
+	c := s.c()
+	if !c.gate.Enter() {
+		return closedErr(op, "")
+	}
+	rc := c.handle.UnmountLocalDiskSegment(uint64((grace + time.Second - 1) / time.Second))
+	c.gate.Leave()
+	return codeErr(op, "", int64(rc))
+}
+
+// OffloadRPCReadCount is how many offloaded objects this client has read
+// from its peers over RPC (upstream's get_offload_rpc_read_count; 0
+// without SSD offload).
+func (s *Store) OffloadRPCReadCount() (int64, error) {
+	const op = OpOffloadRPCReadCount
+	c := s.c()
+	if !c.gate.Enter() {
+		return 0, closedErr(op, "")
+	}
+	n := c.handle.OffloadRPCReadCount()
+	c.gate.Leave()
+	if n < 0 {
+		return 0, codeErr(op, "", n)
+	}
+	return n, nil
+}

@@ -1196,3 +1196,26 @@ int32_t mcgo_store_get_into_ranges(mcgo_store *s, const char *keys, const uint64
 }
 
 }  // extern "C"
+
+// ---- SSD offload tier ------------------------------------------------------------
+
+extern "C" {
+
+int32_t mcgo_store_unmount_local_disk_segment(mcgo_store *s, uint64_t grace_seconds) {
+  return Guard32([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr) return MCGO_INVALID_PARAMS;
+    const int rc = call.client()->drainLocalDiskSegment(grace_seconds);
+    return rc == 0 ? MCGO_OK : MCGO_INTERNAL_ERROR;  // upstream says -1 for any failure
+  });
+}
+
+int64_t mcgo_store_offload_rpc_read_count(mcgo_store *s) {
+  return Guard64([&]() -> int64_t {
+    Call call(s);
+    if (call.client() == nullptr) return MCGO_INVALID_PARAMS;
+    return static_cast<int64_t>(call.client()->get_offload_rpc_read_count());
+  });
+}
+
+}  // extern "C"

@@ -126,4 +126,13 @@ func testSegments(t *testing.T, c *Cluster) {
 	assert.True(t, time.Since(start) >= time.Second, "gone before the grace period was over")
 	t.Logf("objects on a segment unmounted with a 1 s grace period gone after %v", time.Since(start).Round(time.Millisecond))
 	isCode(t, node.UnmountSegments(ids, 0), mooncake.ErrInvalidParams, "unmounted already")
+
+	// No SSD offload here: the disk tier's calls have nothing to do.
+	start = time.Now()
+	require.NoError(t, node.UnmountLocalDiskSegment(time.Second))
+	assert.True(t, time.Since(start) < 900*time.Millisecond, "no tier, so no grace period to wait out")
+	n, err := node.OffloadRPCReadCount()
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), n)
+	isCode(t, node.UnmountLocalDiskSegment(-time.Second), mooncake.ErrInvalidParams)
 }

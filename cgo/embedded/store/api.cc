@@ -763,3 +763,18 @@ int32_t mcgo_store_query_task(mcgo_store *s, mcgo_uuid task, mcgo_task_info *out
 }
 
 }  // extern "C"
+
+// ---- SSD offload tier: the embedded engine has none --------------------------------
+
+extern "C" {
+
+int32_t mcgo_store_unmount_local_disk_segment(mcgo_store *s, uint64_t grace_seconds) {
+  (void)grace_seconds;  // nothing to drain, so nothing to wait for
+  return IsReady(s) ? MCGO_OK : MCGO_INVALID_PARAMS;
+}
+
+int64_t mcgo_store_offload_rpc_read_count(mcgo_store *s) {
+  return IsReady(s) ? 0 : MCGO_INVALID_PARAMS;
+}
+
+}  // extern "C"

@@ -381,6 +381,20 @@ int32_t mcgo_store_get_into_ranges(mcgo_store *s, const char *keys, const uint64
                                    const uint64_t *offsets, const uint64_t *buf_offsets,
                                    int64_t *results);
 
+/* ---- SSD offload tier (ABI 5) -------------------------------------------- */
+
+/* Deregisters this client's SSD-offload tier from the master, then waits
+ * out grace_seconds (upstream's unmount_local_disk_segment): a planned
+ * shutdown stops being advertised as the owner of offloaded objects before
+ * it stops serving them. Blocks for the grace period. Without SSD offload
+ * (the embedded engine, or a store set up without it) it does nothing and
+ * returns 0, as upstream. */
+int32_t mcgo_store_unmount_local_disk_segment(mcgo_store *s, uint64_t grace_seconds);
+/* The number of offloaded objects this client has read from peers over RPC
+ * (upstream's get_offload_rpc_read_count; 0 without SSD offload), or an
+ * error. */
+int64_t mcgo_store_offload_rpc_read_count(mcgo_store *s);
+
 /* ---- sessions (ABI 5) ---------------------------------------------------- */
 
 /* Upstream's transfer sessions (RealClient's batch_*_session_* calls): many

@@ -87,6 +87,10 @@ package cstore
 #cgo nocallback mcgo_store_query_task
 #cgo noescape mcgo_store_get_into_ranges
 #cgo nocallback mcgo_store_get_into_ranges
+#cgo noescape mcgo_store_unmount_local_disk_segment
+#cgo nocallback mcgo_store_unmount_local_disk_segment
+#cgo noescape mcgo_store_offload_rpc_read_count
+#cgo nocallback mcgo_store_offload_rpc_read_count
 #cgo noescape mcgo_store_allocate_and_mount_segment
 #cgo nocallback mcgo_store_allocate_and_mount_segment
 #cgo noescape mcgo_store_mount_segment
@@ -589,3 +593,12 @@ func (c Client) GetIntoRanges(k *Keys, r *Ranges, results []int64) int32 {
 	return int32(C.mcgo_store_get_into_ranges(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
 		addrsPtr(r.Addrs), u64Ptr(r.Sizes), u64Ptr(r.At), offsPtr(r.Offsets), i64Ptr(results)))
 }
+
+// UnmountLocalDiskSegment drains the SSD-offload tier, blocking for the
+// grace period.
+func (c Client) UnmountLocalDiskSegment(graceSeconds uint64) int32 {
+	return int32(C.mcgo_store_unmount_local_disk_segment(c.p, C.uint64_t(graceSeconds)))
+}
+
+// OffloadRPCReadCount is upstream's get_offload_rpc_read_count.
+func (c Client) OffloadRPCReadCount() int64 { return int64(C.mcgo_store_offload_rpc_read_count(c.p)) }

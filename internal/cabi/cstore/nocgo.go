@@ -126,5 +126,7 @@ func (c Client) CreateCopyTask(string, []string) (SegmentID, int32) {
 func (c Client) CreateMoveTask(string, string, string) (SegmentID, int32) {
 	return SegmentID{}, cabi.CodeNoCgo
 }
-func (c Client) QueryTask(SegmentID) (TaskInfo, int32) { return TaskInfo{}, cabi.CodeNoCgo }
+func (c Client) QueryTask(SegmentID) (TaskInfo, int32)             { return TaskInfo{}, cabi.CodeNoCgo }
 func (c Client) GetIntoRanges(_ *Keys, _ *Ranges, r []int64) int32 { return fail(r) }
+func (c Client) UnmountLocalDiskSegment(uint64) int32              { return cabi.CodeNoCgo }
+func (c Client) OffloadRPCReadCount() int64                        { return cabi.CodeNoCgo }
