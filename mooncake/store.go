@@ -359,7 +359,35 @@ type ReplicateConfig struct {
 	NoFReplicaNum, DFSReplicaNum int
 	// PreferredNoFSegments are NoF segments tried first.
 	PreferredNoFSegments []string
+	// GroupIDs are upstream's group_ids: when not nil, one routing group
+	// per key of each write made through the view (a single-key write takes
+	// one), "" for no group; another count fails every key with
+	// ErrInvalidParams. The members of a group share read leases (a lookup
+	// of one leases them all), the master keeps them in one metadata shard
+	// and evicts them together; an existing object's group cannot change
+	// (an upsert naming another group fails with ErrInvalidParams).
+	GroupIDs []string
+	// DataType is upstream's ObjectDataType, a label the master keeps with
+	// the object.
+	DataType ObjectDataType
 }
+
+// ObjectDataType is upstream's ObjectDataType.
+type ObjectDataType int32
+
+// Object data types (10-255 are reserved upstream and refused).
+const (
+	DataUnknown        ObjectDataType = 0
+	DataKVCache        ObjectDataType = 1
+	DataTensor         ObjectDataType = 2
+	DataWeight         ObjectDataType = 3
+	DataSample         ObjectDataType = 4
+	DataActivation     ObjectDataType = 5
+	DataGradient       ObjectDataType = 6
+	DataOptimizerState ObjectDataType = 7
+	DataMetadata       ObjectDataType = 8
+	DataGeneral        ObjectDataType = 9
+)
 
 // SoftPinAction is upstream's SoftPinAction.
 type SoftPinAction int32
@@ -411,6 +439,16 @@ func (s *Store) setReplicate(rc ReplicateConfig) {
 		s.policyErr = fmt.Errorf("replicate config: soft pin action %d: want preserve, enable or disable", rc.SoftPinAction)
 	case rc.SoftPinTTL < 0 || (rc.SoftPinTTL > 0 && rc.SoftPinTTL < time.Millisecond):
 		s.policyErr = fmt.Errorf("replicate config: soft pin TTL %v: want 0 (the default) or at least 1 ms", rc.SoftPinTTL)
+	case rc.DataType < DataUnknown || rc.DataType > DataGeneral:
+		s.policyErr = fmt.Errorf("replicate config: data type %d: want 0 to 9", rc.DataType)
+	}
+	if rc.GroupIDs != nil {
+		rc.GroupIDs = append([]string{}, rc.GroupIDs...)
+		for _, g := range rc.GroupIDs {
+			if strings.IndexByte(g, 0) >= 0 {
+				s.policyErr = fmt.Errorf("replicate config: group id %q contains NUL", g)
+			}
+		}
 	}
 	n := rc.ReplicaNum
 	if n <= 0 {
@@ -432,6 +470,11 @@ func (s *Store) setReplicate(rc ReplicateConfig) {
 	}
 	s.cpolicy.Segments, _ = cstore.PackNames(rc.PreferredSegments)
 	s.cpolicy.NoFSegments, _ = cstore.PackNames(rc.PreferredNoFSegments)
+	if rc.GroupIDs != nil {
+		s.cpolicy.HasGroups = true
+		s.cpolicy.Groups, s.cpolicy.GroupCount = cstore.PackNames(rc.GroupIDs)
+	}
+	s.cpolicy.DataType = int32(rc.DataType)
 }
 
 // codeErr turns a single-call return code into an error (nil when rc >= 0).

@@ -113,6 +113,19 @@ inline bool ParseNoFSegments(const mcgo_replicate_config &in,
                     in.preferred_nof_segments_len, out);
 }
 
+// Splits the group ids; an absent list is empty. False when malformed.
+inline bool ParseGroupIds(const mcgo_replicate_config &in, std::vector<std::string> *out) {
+  return ParseNames(in.has_group_ids ? in.group_id_count : 0, in.group_ids, in.group_ids_len, out);
+}
+
+// Whether the group list fits a call of n keys (absent, or one per key).
+inline bool GroupIdsFit(const mcgo_replicate_config &in, size_t n) {
+  return !in.has_group_ids || in.group_id_count == n;
+}
+
+// upstream's ObjectDataType values, 0 .. 9 (10-255 reserved).
+inline bool DataTypeOk(const mcgo_replicate_config &in) { return in.data_type >= 0 && in.data_type <= 9; }
+
 // PartsOk checks the (address, size) pairs of a copying multi-part call:
 // the arrays exist when n > 0, and only an empty part may have address 0.
 inline bool PartsOk(const uintptr_t *datas, const uint64_t *sizes, size_t n) {

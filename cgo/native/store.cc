@@ -75,11 +75,14 @@ class Call {
 };
 
 bool ToReplicate(const mcgo_replicate_config &in, mooncake::ReplicateConfig *out) {
-  std::vector<std::string> segs, nof;
+  std::vector<std::string> segs, nof, groups;
   if (!mcgo::args::ParseSegments(in, &segs) || !mcgo::args::ParseNoFSegments(in, &nof) ||
-      !mcgo::args::SoftPinActionOk(in)) {
+      !mcgo::args::SoftPinActionOk(in) || !mcgo::args::ParseGroupIds(in, &groups) ||
+      !mcgo::args::DataTypeOk(in)) {
     return false;
   }
+  if (in.has_group_ids) out->group_ids = std::move(groups);
+  out->data_type = static_cast<mooncake::ObjectDataType>(in.data_type);
   out->replica_num = in.replica_num == 0 ? 1 : static_cast<size_t>(in.replica_num);
   out->nof_replica_num = static_cast<size_t>(in.nof_replica_num);
   out->dfs_replica_num = static_cast<size_t>(in.dfs_replica_num);

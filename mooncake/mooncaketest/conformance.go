@@ -58,6 +58,7 @@ var conformanceTests = []struct {
 	{"Sessions", testSessions},
 	{"Tasks", testTasks},
 	{"GetIntoRanges", testGetIntoRanges},
+	{"GroupIDs", testGroupIDs},
 	{"PartsAndCopyingBatches", testPartsAndCopyingBatches},
 	{"Stats", testStats},
 	{"LogOptions", testLogOptions},

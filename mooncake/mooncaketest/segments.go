@@ -136,3 +136,33 @@ func testSegments(t *testing.T, c *Cluster) {
 	assert.Equal(t, int64(0), n)
 	isCode(t, node.UnmountLocalDiskSegment(-time.Second), mooncake.ErrInvalidParams)
 }
+
+// group_ids: members of a group share read leases; the group count must
+// match the call's keys; an object's group cannot change. data_type is a
+// label within 0..9.
+func testGroupIDs(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	keys := Keys(t, "g", 3)
+	group := "grp-" + keys[0]
+	vals := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
+	require.NoError(t, st.WithReplicateConfig(mooncake.ReplicateConfig{GroupIDs: []string{group, group, ""}}).PutBatch(keys, vals))
+	_, err := st.Get(keys[0])
+	require.NoError(t, err)
+	isCode(t, st.Remove(keys[1], false), mooncake.ErrObjectHasLease, "the lookup of one member leased the group")
+	require.NoError(t, st.Remove(keys[2], false), "not in the group")
+
+	two := Keys(t, "wrong", 2)
+	err = st.WithReplicateConfig(mooncake.ReplicateConfig{GroupIDs: []string{group}}).PutBatch(two, vals[:2])
+	isCode(t, err, mooncake.ErrInvalidParams, "one group for two keys")
+	ok, err := st.IsExist(two[0])
+	require.NoError(t, err)
+	assert.False(t, ok, "nothing stored")
+	one := Key(t, "one")
+	require.NoError(t, st.WithReplicateConfig(mooncake.ReplicateConfig{GroupIDs: []string{group}}).Put(one, []byte("1")))
+	isCode(t, st.WithReplicateConfig(mooncake.ReplicateConfig{GroupIDs: []string{"other"}}).Upsert(keys[0], []byte("A")),
+		mooncake.ErrInvalidParams, "a group cannot change")
+	require.NoError(t, st.WithReplicateConfig(mooncake.ReplicateConfig{GroupIDs: []string{group}}).Upsert(keys[0], []byte("A")))
+
+	require.NoError(t, st.WithReplicateConfig(mooncake.ReplicateConfig{DataType: mooncake.DataKVCache}).Put(Key(t, "kv"), []byte("v")))
+	isCode(t, st.WithReplicateConfig(mooncake.ReplicateConfig{DataType: 10}).Put(Key(t, "bad"), []byte("v")), mooncake.ErrInvalidParams)
+}

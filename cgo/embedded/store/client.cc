@@ -82,10 +82,12 @@ int32_t ParsePlacement(const mcgo_replicate_config &in, PlacementConfig *out) {
   // Soft pins only matter to eviction, which the embedded engine never
   // does; NoF and DFS replicas it has not (mcgo_store_capabilities).
   std::vector<std::string> nof;
+  out->has_groups = in.has_group_ids != 0;
   return mcgo::args::ParseSegments(in, &out->preferred_segments) &&
-                 mcgo::args::ParseNoFSegments(in, &nof) && mcgo::args::SoftPinActionOk(in)
+                 mcgo::args::ParseNoFSegments(in, &nof) && mcgo::args::SoftPinActionOk(in) &&
+                 mcgo::args::ParseGroupIds(in, &out->groups) && mcgo::args::DataTypeOk(in)
              ? MCGO_OK
-             : MCGO_INVALID_PARAMS;  // fewer names than count, or a bad action
+             : MCGO_INVALID_PARAMS;  // fewer names than count, a bad action or data type
 }
 
 int32_t MountMemory(mcgo_store *s, void *base, uint64_t size, bool allocated,

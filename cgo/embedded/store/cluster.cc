@@ -144,6 +144,8 @@
 namespace mcgo::embedded {
 namespace {
 
+const std::string kNoGroup;  // the group of an object written without group ids
+
 struct Registry {
   std::mutex mu;
   std::unordered_map<std::string, std::weak_ptr<Cluster>> clusters;
@@ -288,7 +290,7 @@ void Cluster::DropSegmentLocked(uint64_t id) {
     auto &reps = it->second.replicas;
     reps.erase(std::remove(reps.begin(), reps.end(), id), reps.end());
     if (reps.empty()) {
-      it = objects_.erase(it);  // its only replicas were on this segment
+      it = ForgetLocked(it);  // its only replicas were on this segment
     } else {
       ++it;
     }
@@ -384,6 +386,17 @@ void Cluster::ReleaseLocked(const Object &obj) {
 
 Cluster::ObjectMap::iterator Cluster::EraseLocked(ObjectMap::iterator it) {
   ReleaseLocked(it->second);
+  return ForgetLocked(it);
+}
+
+Cluster::ObjectMap::iterator Cluster::ForgetLocked(ObjectMap::iterator it) {
+  if (!it->second.group.empty()) {
+    auto g = groups_.find(it->second.group);
+    if (g != groups_.end()) {
+      g->second.erase(it->first);
+      if (g->second.empty()) groups_.erase(g);
+    }
+  }
   return objects_.erase(it);
 }
 
@@ -395,6 +408,15 @@ bool Cluster::RemovableLocked(const Object &obj, bool force,
 void Cluster::GrantLeaseLocked(Object *obj, Clock::time_point now) {
   auto until = now + std::chrono::milliseconds(lease_ttl_ms_);
   if (until > obj->lease_until) obj->lease_until = until;
+  // A lookup of one member of a group leases them all, as upstream's
+  // GrantReadLease does for grouped objects.
+  if (obj->group.empty()) return;
+  auto g = groups_.find(obj->group);
+  if (g == groups_.end()) return;
+  for (const auto &key : g->second) {
+    auto m = objects_.find(key);
+    if (m != objects_.end() && until > m->second.lease_until) m->second.lease_until = until;
+  }
 }
 
 void Cluster::RevokeLocked(WriteOp *op) noexcept {
@@ -412,12 +434,15 @@ void Cluster::Reserve(WriteOp *ops, size_t n, bool upsert,
                       const std::string &writer) {
   auto lock = LockAndSweep();
   size_t i = 0;
+  // One group per key of the call, as upstream's GetGroupIdForKey wants.
+  const bool groups_fit = !cfg.has_groups || cfg.groups.size() == n;
   try {
     for (; i < n; ++i) {
       WriteOp &op = ops[i];
       op.token = 0;
       if (!op.active) continue;
-      if (op.key.empty() || op.size == 0 || cfg.nof_replica_num > 0) {
+      const std::string &group = cfg.has_groups && groups_fit ? cfg.groups[i] : kNoGroup;
+      if (op.key.empty() || op.size == 0 || cfg.nof_replica_num > 0 || !groups_fit) {
         op.result = MCGO_INVALID_PARAMS;
         continue;
       }
@@ -432,6 +457,10 @@ void Cluster::Reserve(WriteOp *ops, size_t n, bool upsert,
           continue;
         }
         Object &obj = it->second;
+        if (cfg.has_groups && obj.group != group) {
+          op.result = MCGO_INVALID_PARAMS;  // group membership is immutable
+          continue;
+        }
         if (obj.pending_token == 0 && obj.size == op.size) {
           obj.writer = writer;
           obj.pending_token = next_token_++;  // in-place update
@@ -457,6 +486,10 @@ void Cluster::Reserve(WriteOp *ops, size_t n, bool upsert,
       }
       for (uint64_t id : replicas) segments_.find(id)->second.used += op.size;
       Object &obj = slot->second;
+      if (!group.empty()) {
+        groups_[group].insert(op.key);
+        obj.group = group;
+      }
       obj.size = op.size;
       obj.writer = writer;
       obj.replicas = std::move(replicas);
@@ -627,7 +660,7 @@ bool Cluster::ClearReplicas(const std::string &key, const std::string &writer,
   }
   if (!cleared) return false;
   obj.replicas = std::move(kept);
-  if (obj.replicas.empty()) objects_.erase(it);
+  if (obj.replicas.empty()) ForgetLocked(it);
   return true;
 }
 

@@ -50,6 +50,9 @@ struct PlacementConfig {
   // upstream refuses them on a cluster without it.
   uint64_t nof_replica_num = 0;
   uint64_t dfs_replica_num = 0;
+  // Upstream's group_ids: given, one per key of the call.
+  bool has_groups = false;
+  std::vector<std::string> groups;
 };
 
 // One key of a write (put or upsert) as it goes through Reserve, the copy
@@ -183,6 +186,7 @@ class Cluster {
     uint64_t pending_token = 0;     // != 0 while a put/upsert is in flight
     std::string writer;             // the client that wrote it last
     Clock::time_point lease_until{};
+    std::string group;              // its routing group, "" for none
   };
   using ObjectMap = std::unordered_map<std::string, Object>;
 
@@ -201,6 +205,8 @@ class Cluster {
   uint64_t RoomOnLocked(const std::string &name, uint64_t size) const;
   bool HasReplicaOnLocked(const Object &obj, const std::string &name) const;
   uint64_t AddTaskLocked(int32_t type, int32_t code);
+  // Erases an object and its group membership.
+  ObjectMap::iterator ForgetLocked(ObjectMap::iterator it);
   // Drops a segment: its replicas go, and objects left without one.
   void DropSegmentLocked(uint64_t id);
   // Locks the cluster and first unmounts the draining segments whose grace
@@ -218,6 +224,7 @@ class Cluster {
   std::set<std::string> client_names_;
   uint64_t next_segment_id_ = 1;
   std::map<uint64_t, TaskInfo> tasks_;  // the newest kMaxTasks
+  std::unordered_map<std::string, std::set<std::string>> groups_;  // group -> member keys
   uint64_t next_task_id_ = 1;
   uint64_t next_token_ = 1;
 };

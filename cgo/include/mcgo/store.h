@@ -84,6 +84,17 @@ typedef struct mcgo_replicate_config {
   uint32_t preferred_nof_segment_count; /* packed like preferred_segments */
   const char *preferred_nof_segments;
   uint64_t preferred_nof_segments_len;
+  /* ABI 5: upstream's group_ids, given when has_group_ids: one routing
+   * group per key of the call (a single-key call: one), packed like
+   * preferred_segments, "" for none; a count that is not the call's key
+   * count is MCGO_INVALID_PARAMS for every key. Members of a group share
+   * read leases (a lookup of one leases them all) and the master evicts a
+   * group as a whole; an existing object's group cannot change. */
+  int32_t has_group_ids;
+  uint32_t group_id_count;
+  const char *group_ids;
+  uint64_t group_ids_len;
+  int32_t data_type; /* upstream's ObjectDataType: 0 unknown .. 9 general */
 } mcgo_replicate_config;
 
 /* soft_pin_action values (upstream's SoftPinAction). */

@@ -403,6 +403,15 @@ func (rc *Replicate) c() C.mcgo_replicate_config {
 		cfg.preferred_nof_segments = (*C.char)(unsafe.Pointer(unsafe.SliceData(rc.NoFSegments)))
 		cfg.preferred_nof_segments_len = C.uint64_t(len(rc.NoFSegments))
 	}
+	if rc.HasGroups {
+		cfg.has_group_ids = 1
+		cfg.group_id_count = C.uint32_t(rc.GroupCount)
+		if len(rc.Groups) > 0 {
+			cfg.group_ids = (*C.char)(unsafe.Pointer(unsafe.SliceData(rc.Groups)))
+			cfg.group_ids_len = C.uint64_t(len(rc.Groups))
+		}
+	}
+	cfg.data_type = C.int32_t(rc.DataType)
 	return cfg
 }
 

@@ -43,6 +43,10 @@ type Replicate struct {
 	PinTTLMs     uint64
 	NoFCount     uint32
 	NoFSegments  []byte
+	HasGroups    bool
+	GroupCount   uint32
+	Groups       []byte
+	DataType     int32
 }
 
 // PackNames packs names as the C ABI takes a list of segment names: each
