@@ -97,7 +97,9 @@ func (sc *sessionScratch) send(s *Store, op Op, res []int64, cross func(cstore.C
 	if !c.gate.Enter() {
 		return closedErr(op, "")
 	}
+	t0 := now()
 	rc := cross(c.handle, &sc.k, sc.res)
+	c.stats.batch(op, t0, rc, sc.res, nil)
 	c.gate.Leave()
 	if _, err := batchResult(op, &sc.k, rc, sc.res); err != nil {
 		return err
@@ -430,7 +432,9 @@ func (s *Store) GetIntoRanges(reqs []KeyRanges, results []int64) ([]int64, error
 	if !c.gate.Enter() {
 		return nil, closedErr(op, "")
 	}
+	t0 := now()
 	rc := c.handle.GetIntoRanges(&sc.k, &sc.r, res)
+	c.stats.batch(op, t0, rc, res, nil) // a "key" of this call is one range
 	c.gate.Leave()
 	return batchResult(op, &sc.k, rc, res)
 }

@@ -27,6 +27,7 @@ var statOps = [...]Op{
 	OpIsExist, OpBatchIsExist, OpGetSize, OpRemove, OpBatchRemove, OpRemoveByRegex, OpRemoveAll,
 	OpBatchGetReplicaDesc, OpBatchReplicaClear,
 	OpRegisterBuffer, OpUnregisterBuffer,
+	OpGetIntoRanges, OpBatchGetIntoMultiBufferRanges, OpBatchPutFromMultiBufferRanges,
 }
 
 // statSlot is op's index in statOps (-1: not counted). A switch, which
@@ -88,6 +89,12 @@ func statSlot(op Op) int {
 		return 25
 	case OpUnregisterBuffer:
 		return 26
+	case OpGetIntoRanges:
+		return 27
+	case OpBatchGetIntoMultiBufferRanges:
+		return 28
+	case OpBatchPutFromMultiBufferRanges:
+		return 29
 	}
 	return -1
 }
@@ -220,7 +227,7 @@ func (t *statsTable) batch(op Op, t0 time.Duration, rc int32, res []int64, bufs 
 			failed++
 			o.code(r)
 		case bufs == nil:
-			if op == OpBatchGetInto || op == OpBatchGetIntoMultiBuffers {
+			if resultIsBytes(op) {
 				bytes += uint64(r)
 			}
 		case r == 0:
@@ -352,4 +359,15 @@ func (t *statsTable) snapshot() Stats {
 // counts it had; a nil or zero Store has none.
 func (s *Store) Stats() Stats {
 	return s.c().stats.snapshot()
+}
+
+// resultIsBytes says whether op's per-key results are the bytes it moved
+// (reads, and the ranged writes of put sessions).
+func resultIsBytes(op Op) bool {
+	switch op {
+	case OpBatchGetInto, OpBatchGetIntoMultiBuffers, OpGetIntoRanges,
+		OpBatchGetIntoMultiBufferRanges, OpBatchPutFromMultiBufferRanges:
+		return true
+	}
+	return false
 }

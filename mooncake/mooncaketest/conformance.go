@@ -942,6 +942,13 @@ func testStats(t *testing.T, c *Cluster) {
 	}
 	assert.Zero(t, s.Op(mooncake.OpRemoveAll).Calls, "an operation never called")
 
+	// Ranged reads count bytes moved; a "key" of get_into_ranges is a range.
+	_, err = st.GetIntoRanges([]mooncake.KeyRanges{{Key: keys[0], Ranges: []mooncake.Range{
+		{Addr: mem.Addr(), Offset: 0, Size: 10}, {Addr: mem.Addr() + 100, Offset: 4000, Size: 96}}}}, nil)
+	require.NoError(t, err)
+	gr := st.Stats().Op(mooncake.OpGetIntoRanges)
+	assert.Equal(t, [3]uint64{1, 2, 106}, [3]uint64{gr.Calls, gr.Keys, gr.Bytes}, "get_into_ranges")
+
 	// Views share the connection's counters; a closed store keeps them.
 	v := st.WithReplicateConfig(mooncake.ReplicateConfig{})
 	require.NoError(t, v.Put(Key(t, "v"), []byte("x")))
