@@ -151,6 +151,18 @@ int32_t BatchPrologue(mooncake::RealClient *c, const char *keys,
   return MCGO_OK;
 }
 
+// A batch call that takes only keys and returns upstream's per-key results.
+template <typename F>
+int32_t KeysOnly(mcgo_store *s, const char *keys, const uint64_t *off, size_t n, int64_t *results,
+                 F &&call_upstream) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, off, n, results)) return rc;
+    return Results(call_upstream(call.client(), Keys(keys, off, n)), n, results);
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -789,13 +801,8 @@ int32_t mcgo_store_batch_replica_clear(mcgo_store *s, const char *keys,
 int32_t mcgo_store_batch_remove(mcgo_store *s, const char *keys,
                                 const uint64_t *key_offsets, size_t n,
                                 int32_t force, int64_t *results) {
-  if (n == 0) return MCGO_OK;
-  return GuardBatch(results, n, [&]() -> int32_t {
-    Call call(s);
-    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) {
-      return rc;
-    }
-    return Results(call.client()->batchRemove(Keys(keys, key_offsets, n), force != 0), n, results);
+  return KeysOnly(s, keys, key_offsets, n, results, [&](mooncake::RealClient *c, const std::vector<std::string> &ks) {
+    return c->batchRemove(ks, force != 0);
   });
 }
 
@@ -998,11 +1005,8 @@ extern "C" {
 int32_t mcgo_store_batch_get_session_start(mcgo_store *s, const char *keys,
                                            const uint64_t *key_offsets, size_t n,
                                            int64_t *results) {
-  if (n == 0) return MCGO_OK;
-  return GuardBatch(results, n, [&]() -> int32_t {
-    Call call(s);
-    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) return rc;
-    return Results(call.client()->batch_get_session_start(Keys(keys, key_offsets, n)), n, results);
+  return KeysOnly(s, keys, key_offsets, n, results, [&](mooncake::RealClient *c, const std::vector<std::string> &ks) {
+    return c->batch_get_session_start(ks);
   });
 }
 
@@ -1065,22 +1069,16 @@ int32_t mcgo_store_batch_put_from_multi_buffer_ranges(
 int32_t mcgo_store_batch_put_session_end(mcgo_store *s, const char *keys,
                                          const uint64_t *key_offsets, size_t n,
                                          int64_t *results) {
-  if (n == 0) return MCGO_OK;
-  return GuardBatch(results, n, [&]() -> int32_t {
-    Call call(s);
-    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) return rc;
-    return Results(call.client()->batch_put_session_end(Keys(keys, key_offsets, n)), n, results);
+  return KeysOnly(s, keys, key_offsets, n, results, [&](mooncake::RealClient *c, const std::vector<std::string> &ks) {
+    return c->batch_put_session_end(ks);
   });
 }
 
 int32_t mcgo_store_batch_put_session_revoke(mcgo_store *s, const char *keys,
                                             const uint64_t *key_offsets, size_t n,
                                             int64_t *results) {
-  if (n == 0) return MCGO_OK;
-  return GuardBatch(results, n, [&]() -> int32_t {
-    Call call(s);
-    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) return rc;
-    return Results(call.client()->batch_put_session_revoke(Keys(keys, key_offsets, n)), n, results);
+  return KeysOnly(s, keys, key_offsets, n, results, [&](mooncake::RealClient *c, const std::vector<std::string> &ks) {
+    return c->batch_put_session_revoke(ks);
   });
 }
 

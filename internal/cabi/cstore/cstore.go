@@ -447,9 +447,6 @@ var noKeyBytes byte
 // to the header.
 const MaxKeyLen = C.MCGO_MAX_KEY_LEN
 
-// SegmentID is mcgo_segment_id: upstream's segment UUID.
-type SegmentID struct{ First, Second uint64 }
-
 // The Go and C layouts of a segment id must agree: ids cross as arrays.
 var _ [unsafe.Sizeof(SegmentID{}) - unsafe.Sizeof(C.mcgo_segment_id{})]struct{}
 var _ [unsafe.Sizeof(C.mcgo_segment_id{}) - unsafe.Sizeof(SegmentID{})]struct{}
@@ -509,15 +506,6 @@ func (c Client) UnmountSegments(ids []SegmentID, graceSeconds uint64, free bool,
 		C.uint64_t(graceSeconds), i64Ptr(results)))
 }
 
-// Ranges is a CSR range list: key i's ranges are [Offsets[i], Offsets[i+1])
-// of Addrs, Sizes and At (the byte offsets in the objects).
-type Ranges struct {
-	Addrs   []uintptr
-	Sizes   []uint64
-	At      []uint64
-	Offsets []uint64
-}
-
 // BatchGetSessionStart starts get sessions for the keys.
 func (c Client) BatchGetSessionStart(k *Keys, results []int64) int32 {
 	return int32(C.mcgo_store_batch_get_session_start(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), i64Ptr(results)))
@@ -552,15 +540,6 @@ func (c Client) BatchPutSessionSettle(k *Keys, commit bool, results []int64) int
 		return int32(C.mcgo_store_batch_put_session_end(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), i64Ptr(results)))
 	}
 	return int32(C.mcgo_store_batch_put_session_revoke(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), i64Ptr(results)))
-}
-
-// TaskInfo is mcgo_task_info.
-type TaskInfo struct {
-	ID, AssignedClient SegmentID
-	Type, Status       int32
-	CreatedMs          int64
-	UpdatedMs          int64
-	Message            string
 }
 
 // CreateCopyTask asks for key's object to be copied to the targets.

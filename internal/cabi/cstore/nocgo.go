@@ -73,9 +73,6 @@ func (c Client) PutBatch(*Keys, []uintptr, []uint64, *Replicate, bool) int32 {
 }
 func (c Client) RemoveAll(bool) int64 { return cabi.CodeNoCgo }
 
-// SegmentID is mcgo_segment_id.
-type SegmentID struct{ First, Second uint64 }
-
 func (c Client) AllocateAndMountSegment(uint64, string, string, []SegmentID) (int, uint64, int32) {
 	return 0, 0, cabi.CodeNoCgo
 }
@@ -94,14 +91,6 @@ func fail(r []int64) int32 {
 // Capabilities: none without cgo.
 func Capabilities() uint32 { return 0 }
 
-// Ranges is a CSR range list.
-type Ranges struct {
-	Addrs   []uintptr
-	Sizes   []uint64
-	At      []uint64
-	Offsets []uint64
-}
-
 func (c Client) BatchGetSessionStart(_ *Keys, r []int64) int32                     { return fail(r) }
 func (c Client) BatchGetIntoMultiBufferRanges(_ *Keys, _ *Ranges, r []int64) int32 { return fail(r) }
 func (c Client) BatchGetSessionEnd(*Keys) int32                                    { return cabi.CodeNoCgo }
@@ -110,15 +99,6 @@ func (c Client) BatchPutSessionStart(_ *Keys, _ []uint64, _ *Replicate, r []int6
 }
 func (c Client) BatchPutFromMultiBufferRanges(_ *Keys, _ *Ranges, r []int64) int32 { return fail(r) }
 func (c Client) BatchPutSessionSettle(_ *Keys, _ bool, r []int64) int32            { return fail(r) }
-
-// TaskInfo is mcgo_task_info.
-type TaskInfo struct {
-	ID, AssignedClient SegmentID
-	Type, Status       int32
-	CreatedMs          int64
-	UpdatedMs          int64
-	Message            string
-}
 
 func (c Client) CreateCopyTask(string, []string) (SegmentID, int32) {
 	return SegmentID{}, cabi.CodeNoCgo

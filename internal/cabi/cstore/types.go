@@ -57,3 +57,24 @@ func PackNames(names []string) ([]byte, uint32) {
 	}
 	return []byte(strings.Join(names, "\x00") + "\x00"), uint32(len(names))
 }
+
+// SegmentID is mcgo_segment_id: upstream's segment UUID.
+type SegmentID struct{ First, Second uint64 }
+
+// Ranges is a CSR range list: key i's ranges are [Offsets[i], Offsets[i+1])
+// of Addrs, Sizes and At (the byte offsets in the objects).
+type Ranges struct {
+	Addrs   []uintptr
+	Sizes   []uint64
+	At      []uint64
+	Offsets []uint64
+}
+
+// TaskInfo is mcgo_task_info.
+type TaskInfo struct {
+	ID, AssignedClient SegmentID
+	Type, Status       int32
+	CreatedMs          int64
+	UpdatedMs          int64
+	Message            string
+}
