@@ -194,13 +194,18 @@ BENCH_ROUNDS ?= 2
 BENCH_REPEAT ?= 2
 BENCH_ARGS   ?=
 BENCH_BIN    := $(abspath $(BUILD))/bench/mcbench-native
+# The C floor: our C ABI called in plain loops (cgo/bench/mcbench_c.cc).
+BENCH_C      := $(abspath $(BUILD))/bench/mcbench-c
+CXX          ?= g++
 BENCH_PLAN   := $(abspath $(BUILD))/bench/plan.jsonl
 BENCH_PYENV  := $(if $(MOONCAKE_PYTHONPATH),PYTHONPATH="$(MOONCAKE_PYTHONPATH)")
 
 # bench-aa is bench-compare with the Go binary as the second client.
 bench-compare bench-aa: native
 	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BENCH_BIN) ./cmd/mcbench
-	$(NATIVE_ENV) $(BENCH_PYENV) MCBENCH=$(BENCH_BIN) PYTHON="$(PYTHON)" BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT) \
+	$(CXX) -O2 -std=c++17 -Wall -Wextra -Icgo/include cgo/bench/mcbench_c.cc -L$(NATIVE_DIR) -lmcgo_native \
+	  -Wl,-rpath,$(NATIVE_DIR) -o $(BENCH_C)
+	$(NATIVE_ENV) $(BENCH_PYENV) MCBENCH=$(BENCH_BIN) MCBENCH_C=$(BENCH_C) PYTHON="$(PYTHON)" BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT) \
 	  BENCH_ARGS="$(BENCH_ARGS)" BENCH_AA=$(if $(filter bench-aa,$@),1,0) \
 	  BENCH_COMMAND="make $@ MOONCAKE_PREFIX=$(MOONCAKE_PREFIX)$(if $(filter bench-compare,$@), MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH)) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 	  $(CLUSTER) -- scripts/bench_compare.sh
