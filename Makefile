@@ -170,7 +170,7 @@ demo-native: native
 # ---- benchmarks against upstream's Python client -------------------------------
 #
 #   make bench-compare MOONCAKE_PREFIX=/path/to/Mooncake MOONCAKE_PYTHONPATH=<dir with mooncake/>
-#                      [BENCH_ROUNDS=2] [BENCH_REPEAT=2] [BENCH_ARGS="-duration 2s -scenarios hicache_set,..."]
+#                      [BENCH_ROUNDS=2] [BENCH_REPEAT=1] [BENCH_ARGS="-duration 2s -scenarios hicache_set,..."]
 #                      [PYTHON=python3]
 #       starts a loopback cluster, keeps a Go client (cmd/mcbench, native) and
 #       a Python client (scripts/bench_python.py) connected, runs every case
@@ -179,7 +179,7 @@ demo-native: native
 #       mcbench writes from BENCH_ARGS), and writes docs/benchmarks.{json,svg}
 #       and the table in docs/benchmarks.md. The plan, every run's JSON and
 #       the logs stay in build/bench/<time>/.
-#   make bench-aa MOONCAKE_PREFIX=... [BENCH_ROUNDS=2] [BENCH_REPEAT=2] [BENCH_ARGS=...]
+#   make bench-aa MOONCAKE_PREFIX=... [BENCH_ROUNDS=2] [BENCH_REPEAT=1] [BENCH_ARGS=...]
 #       the same drive with the Go client on both sides (A/A): the noise floor
 #       of a Go/Python ratio on this machine, in docs/benchmarks-aa.md.
 #   make bench-python  MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=...] [BENCH_ARGS=...]
@@ -191,7 +191,7 @@ demo-native: native
 
 PYTHON       ?= python3
 BENCH_ROUNDS ?= 2
-BENCH_REPEAT ?= 2
+BENCH_REPEAT ?= 1
 BENCH_ARGS   ?=
 BENCH_BIN    := $(abspath $(BUILD))/bench/mcbench-native
 # The C floor: our C ABI called in plain loops (cgo/bench/mcbench_c.cc).

@@ -26,7 +26,7 @@
 #   PYTHON          interpreter that can `import mooncake.store` (python3)
 #   BENCH_ROUNDS    rounds: fresh pairs of client processes, Go started first in
 #                   odd rounds and Python in even ones (2)
-#   BENCH_REPEAT    runs of each case per client in a round, alternating (2)
+#   BENCH_REPEAT    runs of each case per client in a round, alternating (1)
 #   BENCH_ARGS      mcbench flags of the plan (e.g. "-duration 2s -scenarios hicache_set")
 #   BENCH_OUT       directory for the plan, the runs' JSON and the logs (build/bench/<time>)
 #   BENCH_DOCS      where the report goes (docs)
@@ -44,7 +44,7 @@ set -euo pipefail
 : "${MCGO_TEST_METADATA:?run me under scripts/cluster (make bench-compare)}"
 PYTHON=${PYTHON:-python3}
 ROUNDS=${BENCH_ROUNDS:-2}
-REPEAT=${BENCH_REPEAT:-2}
+REPEAT=${BENCH_REPEAT:-1}
 AA=${BENCH_AA:-0}
 OUT=${BENCH_OUT:-build/bench/$([ "$AA" = 1 ] && echo aa-)$(date -u +%Y%m%dT%H%M%SZ)}
 DOCS=${BENCH_DOCS:-docs}
