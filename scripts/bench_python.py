@@ -938,6 +938,7 @@ class Bench:
         if errors:
             raise errors[0]
         rec = Recorder()
+        rec.start = g.t0  # wall time counts from the common start
         for cr in runs:
             rec.merge(cr.rec)
         rec.window, rec.cpu = int(window * 1e9), cpu

@@ -104,6 +104,7 @@ func (b *bench) runCallers(idx int, c Case) ([]Result, error) {
 		}
 	}
 	all := newRecorder(0)
+	all.start = g.t0 // wall time counts from the common start
 	for _, cr := range runs {
 		all.merge(cr.rec)
 	}
