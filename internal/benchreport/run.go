@@ -30,14 +30,9 @@ func Run(o Options, stdout io.Writer) error {
 		if len(o.GoFiles) > 0 || len(o.PythonFiles) > 0 || o.AA {
 			return errors.New("a summary replaces the run files (no -go, -python or -aa with -summary)")
 		}
-		f, err := os.Open(o.Summary)
+		s, err := readSummaryFile(o.Summary)
 		if err != nil {
 			return err
-		}
-		s, err := ReadSummary(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", o.Summary, err)
 		}
 		rows, meta = s.Rows, s.Meta
 		if o.Command != "" {
@@ -78,11 +73,7 @@ func Run(o Options, stdout io.Writer) error {
 				return errors.New("-aa prints its table and writes its summary only (no -chart or -md)")
 			}
 			if o.Out != "" {
-				var b bytes.Buffer
-				if err := WriteSummary(&b, meta, rows); err != nil {
-					return err
-				}
-				if err := os.WriteFile(o.Out, b.Bytes(), 0o644); err != nil {
+				if err := writeSummaryFile(o.Out, meta, rows); err != nil {
 					return err
 				}
 			}
@@ -91,14 +82,9 @@ func Run(o Options, stdout io.Writer) error {
 		}
 	}
 	if o.Noise != "" {
-		f, err := os.Open(o.Noise)
+		s, err := readSummaryFile(o.Noise)
 		if err != nil {
 			return err
-		}
-		s, err := ReadSummary(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", o.Noise, err)
 		}
 		meta.Noise = map[string]Row{}
 		for _, r := range s.Rows {
@@ -110,11 +96,7 @@ func Run(o Options, stdout io.Writer) error {
 		return err
 	}
 	if o.Out != "" {
-		var b bytes.Buffer
-		if err := WriteSummary(&b, meta, rows); err != nil {
-			return err
-		}
-		if err := os.WriteFile(o.Out, b.Bytes(), 0o644); err != nil {
+		if err := writeSummaryFile(o.Out, meta, rows); err != nil {
 			return err
 		}
 	}
@@ -129,4 +111,25 @@ func Run(o Options, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+func readSummaryFile(path string) (Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer f.Close()
+	s, err := ReadSummary(f)
+	if err != nil {
+		return Summary{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+func writeSummaryFile(path string, meta Meta, rows []Row) error {
+	var b bytes.Buffer
+	if err := WriteSummary(&b, meta, rows); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }

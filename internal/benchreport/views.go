@@ -87,12 +87,7 @@ func views(rows []Row, noise map[string]Row) (string, []string) {
 	}
 
 	// 2. CPU per operation, every case.
-	var cpuRows []Row
-	for _, r := range rows {
-		if r.GoCPUUsPerOp > 0 && r.PythonCPUUsPerOp > 0 {
-			cpuRows = append(cpuRows, r)
-		}
-	}
+	cpuRows := filter(rows, func(r Row) bool { return r.GoCPUUsPerOp > 0 && r.PythonCPUUsPerOp > 0 })
 	if len(cpuRows) > 0 {
 		b.WriteString("### 2. Client CPU per operation\n\n")
 		b.WriteString("Each client's process CPU time (user + system, all threads: upstream's C++ client runs inside both) over the measured " +
@@ -113,12 +108,7 @@ func views(rows []Row, noise map[string]Row) (string, []string) {
 	}
 
 	// 3. The C floor.
-	var floor []Row
-	for _, r := range rows {
-		if r.CP50Us > 0 {
-			floor = append(floor, r)
-		}
-	}
+	floor := filter(rows, func(r Row) bool { return r.CP50Us > 0 })
 	if len(floor) > 0 {
 		b.WriteString("### 3. The C floor\n\n")
 		b.WriteString("`mcbench_c` (cgo/bench/mcbench_c.cc) makes the same calls through the binding's C ABI (`mcgo/store.h`, " +
@@ -143,4 +133,15 @@ func views(rows []Row, noise map[string]Row) (string, []string) {
 		spread(names, func(n Row) float64 { return n.P50Ratio })
 	}
 	return b.String(), missed
+}
+
+// filter returns the rows that keep accepts, in order.
+func filter(rows []Row, keep func(Row) bool) []Row {
+	var out []Row
+	for _, r := range rows {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
