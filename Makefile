@@ -177,11 +177,17 @@ demo-native: native
 #       on each in turn (A B A B, BENCH_REPEAT times; fresh processes every
 #       round, the first to start alternating; both run the plan file that
 #       mcbench writes from BENCH_ARGS), and writes docs/benchmarks.{json,svg}
-#       and the table in docs/benchmarks.md. The plan, every run's JSON and
-#       the logs stay in build/bench/<time>/.
+#       and the tables in docs/benchmarks.md. The plan, every run's JSON and
+#       the logs stay in build/bench/<time>/. A third client, the C floor
+#       (cgo/bench/mcbench_c.cc, built here with $(CXX) against
+#       libmcgo_native.so), runs the single-call and raw multi-buffer cases
+#       after every pair. The plan's concurrency cases run with -callers
+#       (default 4,16,64) goroutines / threads. Run bench-aa first: the
+#       report's views show its docs/benchmarks-aa.json beside their ratios.
 #   make bench-aa MOONCAKE_PREFIX=... [BENCH_ROUNDS=2] [BENCH_REPEAT=1] [BENCH_ARGS=...]
 #       the same drive with the Go client on both sides (A/A): the noise floor
-#       of a Go/Python ratio on this machine, in docs/benchmarks-aa.md.
+#       of a Go/Python ratio on this machine, in docs/benchmarks-aa.md and
+#       docs/benchmarks-aa.json (keys/s, CPU per key and p50 ratios).
 #   make bench-python  MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=...] [BENCH_ARGS=...]
 #       the Python side alone, on a loopback cluster: BENCH_ARGS are mcbench's
 #       plan flags (go run ./cmd/mcbench -h), the plan goes to build/bench/plan.jsonl.
