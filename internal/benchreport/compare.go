@@ -153,6 +153,9 @@ func targetFor(c benchplan.Case) (float64, string) {
 	if c.Scenario == benchplan.Memcpy {
 		return 0, ""
 	}
+	if c.NumCallers() > 1 { // the concurrency view's targets, not the single caller's
+		return callersTarget(c), ""
+	}
 	if c.Buffers == 61 && c.BufSize == 1152 && c.Batch == 128 && c.Scenario != benchplan.HiCacheExists {
 		return targetMultiSmall, "" // exists moves no buffers: the 1.0 target
 	}

@@ -13,6 +13,7 @@ import (
 func TestViews(t *testing.T) {
 	p := benchplan.QuickParams()
 	p.Callers = []int{4, 16}
+	p.Batches = []int{1, 1024}
 	plan, err := p.Plan()
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +76,11 @@ func TestViews(t *testing.T) {
 			t.Errorf("%s: cpu %.3f go/c %.3f py/c %.3f floor target %v callers target %v, want %+v", tc.name, r.CPURatio, r.GoOverC,
 				r.PythonOverC, r.FloorTarget, r.CallersTarget, tc)
 		}
+	}
+	// The every-case table holds a concurrency case to the concurrency
+	// targets (1,024 x 4 KiB batches have 1.1 with one caller).
+	if r := byName["read_perf/zcopy/4KiB/x1024/c16"]; r.Target != 1.0 || byName["read_perf/zcopy/4KiB/x1024"].Target != 1.1 {
+		t.Errorf("targets: %v with 16 callers, %v with one", r.Target, byName["read_perf/zcopy/4KiB/x1024"].Target)
 	}
 	noise := map[string]Row{"read_perf/zcopy/4KiB/x1": {Ratio: 1.04, CPURatio: 0.97, P50Ratio: 1.01}}
 	md := Markdown(rows, Meta{Noise: noise})
