@@ -170,18 +170,24 @@ demo-native: native
 # ---- benchmarks against upstream's Python client -------------------------------
 #
 #   make bench-compare MOONCAKE_PREFIX=/path/to/Mooncake MOONCAKE_PYTHONPATH=<dir with mooncake/>
-#                      [BENCH_ROUNDS=2] [BENCH_REPEAT=2] [BENCH_ARGS="-duration 2s -scenarios hicache_set,..."]
+#                      [BENCH_ROUNDS=2] [BENCH_REPEAT=1] [BENCH_ARGS="-duration 2s -scenarios hicache_set,..."]
 #                      [PYTHON=python3]
 #       starts a loopback cluster, keeps a Go client (cmd/mcbench, native) and
 #       a Python client (scripts/bench_python.py) connected, runs every case
 #       on each in turn (A B A B, BENCH_REPEAT times; fresh processes every
 #       round, the first to start alternating; both run the plan file that
 #       mcbench writes from BENCH_ARGS), and writes docs/benchmarks.{json,svg}
-#       and the table in docs/benchmarks.md. The plan, every run's JSON and
-#       the logs stay in build/bench/<time>/.
-#   make bench-aa MOONCAKE_PREFIX=... [BENCH_ROUNDS=2] [BENCH_REPEAT=2] [BENCH_ARGS=...]
+#       and the tables in docs/benchmarks.md. The plan, every run's JSON and
+#       the logs stay in build/bench/<time>/. A third client, the C floor
+#       (cgo/bench/mcbench_c.cc, built here with $(CXX) against
+#       libmcgo_native.so), runs the single-call and raw multi-buffer cases
+#       after every pair. The plan's concurrency cases run with -callers
+#       (default 4,16,64) goroutines / threads. Run bench-aa first: the
+#       report's views show its docs/benchmarks-aa.json beside their ratios.
+#   make bench-aa MOONCAKE_PREFIX=... [BENCH_ROUNDS=2] [BENCH_REPEAT=1] [BENCH_ARGS=...]
 #       the same drive with the Go client on both sides (A/A): the noise floor
-#       of a Go/Python ratio on this machine, in docs/benchmarks-aa.md.
+#       of a Go/Python ratio on this machine, in docs/benchmarks-aa.md and
+#       docs/benchmarks-aa.json (keys/s, CPU per key and p50 ratios).
 #   make bench-python  MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=...] [BENCH_ARGS=...]
 #       the Python side alone, on a loopback cluster: BENCH_ARGS are mcbench's
 #       plan flags (go run ./cmd/mcbench -h), the plan goes to build/bench/plan.jsonl.
@@ -191,16 +197,21 @@ demo-native: native
 
 PYTHON       ?= python3
 BENCH_ROUNDS ?= 2
-BENCH_REPEAT ?= 2
+BENCH_REPEAT ?= 1
 BENCH_ARGS   ?=
 BENCH_BIN    := $(abspath $(BUILD))/bench/mcbench-native
+# The C floor: our C ABI called in plain loops (cgo/bench/mcbench_c.cc).
+BENCH_C      := $(abspath $(BUILD))/bench/mcbench-c
+CXX          ?= g++
 BENCH_PLAN   := $(abspath $(BUILD))/bench/plan.jsonl
 BENCH_PYENV  := $(if $(MOONCAKE_PYTHONPATH),PYTHONPATH="$(MOONCAKE_PYTHONPATH)")
 
 # bench-aa is bench-compare with the Go binary as the second client.
 bench-compare bench-aa: native
 	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BENCH_BIN) ./cmd/mcbench
-	$(NATIVE_ENV) $(BENCH_PYENV) MCBENCH=$(BENCH_BIN) PYTHON="$(PYTHON)" BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT) \
+	$(CXX) -O2 -std=c++17 -Wall -Wextra -Icgo/include cgo/bench/mcbench_c.cc -L$(NATIVE_DIR) -lmcgo_native \
+	  -Wl,-rpath,$(NATIVE_DIR) -o $(BENCH_C)
+	$(NATIVE_ENV) $(BENCH_PYENV) MCBENCH=$(BENCH_BIN) MCBENCH_C=$(BENCH_C) PYTHON="$(PYTHON)" BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT) \
 	  BENCH_ARGS="$(BENCH_ARGS)" BENCH_AA=$(if $(filter bench-aa,$@),1,0) \
 	  BENCH_COMMAND="make $@ MOONCAKE_PREFIX=$(MOONCAKE_PREFIX)$(if $(filter bench-compare,$@), MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH)) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 	  $(CLUSTER) -- scripts/bench_compare.sh

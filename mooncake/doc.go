@@ -15,9 +15,10 @@
 // Mooncake's client (RDMA or TCP) through libmcgo_native; see the README
 // (make native). Backend reports which one is linked. Native calls block
 // on RPCs and on upstream's transfer threads; the native build yields the
-// goroutine (runtime.Gosched) after each, which keeps the runtime's sysmon
-// from retaking the P of a goroutine that loops over calls
-// (docs/benchmarks.md measures it).
+// goroutine (runtime.Gosched) after each that no other call overlapped,
+// which keeps the runtime's sysmon from retaking the P of a goroutine that
+// loops over calls; concurrent callers do not yield, so they do not queue
+// for a P again between calls (docs/benchmarks.md measures both).
 //
 // # Quick start
 //

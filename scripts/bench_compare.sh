@@ -19,10 +19,14 @@
 #
 # Environment (the Makefile sets these):
 #   MCBENCH         the native mcbench binary (required)
+#   MCBENCH_C       the C floor client (cgo/bench/mcbench_c.cc, built by the
+#                   Makefile): a third client in every round, after Go and
+#                   Python in every pair, for the single-call and raw
+#                   multi-buffer cases; its runs are c-N.json (optional)
 #   PYTHON          interpreter that can `import mooncake.store` (python3)
 #   BENCH_ROUNDS    rounds: fresh pairs of client processes, Go started first in
 #                   odd rounds and Python in even ones (2)
-#   BENCH_REPEAT    runs of each case per client in a round, alternating (2)
+#   BENCH_REPEAT    runs of each case per client in a round, alternating (1)
 #   BENCH_ARGS      mcbench flags of the plan (e.g. "-duration 2s -scenarios hicache_set")
 #   BENCH_OUT       directory for the plan, the runs' JSON and the logs (build/bench/<time>)
 #   BENCH_DOCS      where the report goes (docs)
@@ -30,7 +34,9 @@
 #   BENCH_AA        1: an A/A check instead (make bench-aa): the second client
 #                   is the Go binary again, and the report is the ratio of two
 #                   identical clients per case, the noise floor of this
-#                   machine, in $DOCS/benchmarks-aa.md
+#                   machine, in $DOCS/benchmarks-aa.md, and its summary in
+#                   $DOCS/benchmarks-aa.json, which bench-compare's report
+#                   then shows beside every ratio of its three views
 set -euo pipefail
 
 : "${MCBENCH:?set MCBENCH to the native mcbench binary}"
@@ -38,7 +44,7 @@ set -euo pipefail
 : "${MCGO_TEST_METADATA:?run me under scripts/cluster (make bench-compare)}"
 PYTHON=${PYTHON:-python3}
 ROUNDS=${BENCH_ROUNDS:-2}
-REPEAT=${BENCH_REPEAT:-2}
+REPEAT=${BENCH_REPEAT:-1}
 AA=${BENCH_AA:-0}
 OUT=${BENCH_OUT:-build/bench/$([ "$AA" = 1 ] && echo aa-)$(date -u +%Y%m%dT%H%M%SZ)}
 DOCS=${BENCH_DOCS:-docs}
@@ -67,7 +73,11 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 export GLIBC_TUNABLES=${GLIBC_TUNABLES:-glibc.malloc.hugetlb=1}
 echo "bench-compare: cluster $MCGO_TEST_MASTER ($MCGO_TEST_METADATA); second client: $SECOND; $ROUNDS rounds x $REPEAT; output $OUT"
 echo "bench-compare: load before the run: $(load)"
-"$MCBENCH" drive -rounds "$ROUNDS" -repeat "$REPEAT" -out "$OUT" -python "$SECOND" -- \
+CFLOOR=()
+if [ -n "${MCBENCH_C:-}" ] && [ "$AA" != 1 ]; then
+  CFLOOR=(-c "$MCBENCH_C")
+fi
+"$MCBENCH" drive -rounds "$ROUNDS" -repeat "$REPEAT" -out "$OUT" -python "$SECOND" "${CFLOOR[@]}" -- \
   -master "$MCGO_TEST_MASTER" -metadata "$MCGO_TEST_METADATA" -hostname 127.0.0.1 -protocol tcp "${EXTRA[@]}" \
   2> >(tee "$OUT/drive.log" >&2)
 echo "bench-compare: load after the run: $(load)"
@@ -79,7 +89,7 @@ if [ "$AA" = 1 ]; then
       "$COMMAND" "$(date -u +%Y-%m-%dT%H:%MZ)" "$ROUNDS" "$REPEAT"
     printf 'Both clients are the same Go binary, so every ratio away from 1.00x is noise of this machine and of\n'
     printf 'where each process'"'"'s memory landed, not a difference between clients.\n\n'
-    "$MCBENCH" compare -aa -go "$OUT/go-*.json" -python "$OUT/py-*.json"
+    "$MCBENCH" compare -aa -go "$OUT/go-*.json" -python "$OUT/py-*.json" -out "$DOCS/benchmarks-aa.json"
   } | tee "$OUT/aa.md" >"$DOCS/benchmarks-aa.md"
   cat "$DOCS/benchmarks-aa.md"
   exit 0
@@ -87,6 +97,15 @@ fi
 if [ ! -f "$DOCS/benchmarks.md" ]; then
   printf '# Benchmarks\n\n<!-- mcbench:begin -->\n<!-- mcbench:end -->\n' >"$DOCS/benchmarks.md"
 fi
-"$MCBENCH" compare -go "$OUT/go-*.json" -python "$OUT/py-*.json" -command "$COMMAND" \
+CRUNS=()
+if [ ${#CFLOOR[@]} -gt 0 ]; then
+  CRUNS=(-c "$OUT/c-*.json")
+fi
+# The views' noise floor: the A/A check's summary, when make bench-aa ran
+# before (with the same plan, or its cases are shown without one).
+if [ -f "$DOCS/benchmarks-aa.json" ]; then
+  CRUNS+=(-noise "$DOCS/benchmarks-aa.json")
+fi
+"$MCBENCH" compare -go "$OUT/go-*.json" -python "$OUT/py-*.json" "${CRUNS[@]}" -command "$COMMAND" \
   -out "$DOCS/benchmarks.json" -chart "$DOCS/benchmarks.svg" -md "$DOCS/benchmarks.md" | tee "$OUT/compare.md"
 echo "bench-compare: wrote $DOCS/benchmarks.json, $DOCS/benchmarks.svg, the table in $DOCS/benchmarks.md; plan, runs and logs in $OUT"

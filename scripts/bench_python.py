@@ -34,8 +34,10 @@ import os
 import platform
 import random
 import re
+import resource
 import socket
 import sys
+import threading
 import time
 
 SCHEMA = "mcbench/1"
@@ -58,7 +60,7 @@ LARGE_OBJECT = 1 << 20  # from this object size on, cases also time a memcpy of 
 PLAN_SCHEMA = "mcbench-plan/1"
 CASE_KEYS = {"name": str, "scenario": str, "api": str, "value_size": int, "batch": int, "buffers": int,
              "buffer_size": int, "objects": int, "timed": bool}
-CASE_OPTIONAL = {"phase": str, "pool": str, "page_size": int}
+CASE_OPTIONAL = {"phase": str, "pool": str, "page_size": int, "callers": int}
 SETTINGS_KEYS = {"duration_s": (int, float), "warmup_s": (int, float), "gen_bytes": int, "rwmixread": int, "seed": int,
                  "segment": int, "local_buffer": int, "populate": bool, "thp": bool, "memcpy_ref": bool, "prefault": str}
 
@@ -112,13 +114,30 @@ def percentile(sorted_vals, p):
     return sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * (rank - lo)
 
 
+def proc_cpu_ns():
+    """The process's CPU time so far, user plus system over all its threads (getrusage RUSAGE_SELF), as mcbench's."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return int((ru.ru_utime + ru.ru_stime) * 1e9)
+
+
 class Recorder:
-    __slots__ = ("lat", "busy", "requests", "keys", "bytes", "errors", "start", "outside")
+    __slots__ = ("lat", "busy", "requests", "keys", "bytes", "errors", "start", "outside", "cpu", "window")
 
     def __init__(self):
         self.lat, self.busy, self.requests, self.keys, self.bytes, self.errors = [], 0, 0, 0, 0, 0
         self.start = time.perf_counter()
         self.outside = 0  # ns outside the store's calls (HiCache cases)
+        self.cpu = 0  # ns of process CPU time over the measured window
+        self.window = 0  # several callers: ns of the measured window, over which throughput is computed
+
+    def merge(self, o):
+        self.lat.extend(o.lat)
+        self.busy += o.busy
+        self.requests += o.requests
+        self.keys += o.keys
+        self.bytes += o.bytes
+        self.errors += o.errors
+        self.outside += o.outside
 
     def add(self, ns, keys, nbytes):
         self.lat.append(ns)
@@ -129,9 +148,12 @@ class Recorder:
 
     def result(self, c):
         r = dict(c)
-        busy = self.busy / 1e9
+        busy = (self.window or self.busy) / 1e9
         r.update(requests=self.requests, keys=self.keys, bytes=self.bytes, busy_s=busy,
-                 wall_s=time.perf_counter() - self.start, errors=self.errors,
+                 wall_s=time.perf_counter() - self.start, errors=self.errors)
+        if self.cpu > 0:
+            r.update(cpu_s=self.cpu / 1e9, cpu_us_per_op=self.cpu / 1e3 / self.keys if self.keys else 0.0)
+        r.update(
                  ops_per_s=self.keys / busy if busy else 0.0, req_per_s=self.requests / busy if busy else 0.0,
                  gbps=self.bytes / busy / 1e9 if busy else 0.0)
         lat = sorted(self.lat)
@@ -220,12 +242,34 @@ _memcmp.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
 _memcmp.restype = ctypes.c_int
 
 
+class CallerGroup:
+    """Starts and stops the measured requests of a case's callers together (see mcbench's callerGroup)."""
+
+    def __init__(self, n):
+        self.ready = threading.Barrier(n + 1)  # the callers and the coordinator
+        self.done = threading.Barrier(n + 1)
+        self.start = threading.Event()  # set once t0 is
+        self.t0 = 0.0
+
+    def measure(self, limit_s, step):
+        self.ready.wait()
+        self.start.wait()
+        rec = Recorder()
+        t0 = self.t0
+        while rec.requests == 0 or time.perf_counter() - t0 < limit_s:
+            step(rec)
+        self.done.wait()
+        return rec
+
+
 class CaseRun:
-    def __init__(self, bench, idx, c):
+    def __init__(self, bench, idx, c, run=None, group=None, callers=1):
         self.b, self.st, self.o, self.idx, self.c = bench, bench.store, bench.opts, idx, c
         self.rc = bench.rc  # ReplicateConfig passed to every put (--own-segment sets preferred_segments)
         self.gen, self.gen_bytes, self.next_id = 0, 0, 0
-        self.prefix = f"{bench.run}-{idx:03d}-"
+        self.gen_limit = max(bench.opts.gen_bytes // callers, 1)  # each caller's share of gen_bytes
+        self.group, self.rec = group, None
+        self.prefix = f"{run or bench.run}-{idx:03d}-"
         # Large pages: a plain copy of the request's bytes, timed after every
         # measured request into self.ref (see mcbench's refCopy).
         self.ref_copy, self.ref = None, None
@@ -237,7 +281,7 @@ class CaseRun:
         return f"{self.prefix}{ns}{gen:04d}-{i:045d}"
 
     def fresh(self, n, req_bytes, page=False):
-        if self.gen_bytes > 0 and self.gen_bytes + req_bytes > self.o.gen_bytes:
+        if self.gen_bytes > 0 and self.gen_bytes + req_bytes > self.gen_limit:
             rc = self.st.remove_by_regex(f"^{self.prefix}w{self.gen:04d}-", True)
             if rc < 0:
                 raise RuntimeError(f"remove_by_regex: {rc}")
@@ -255,13 +299,18 @@ class CaseRun:
             t0 = time.perf_counter()
             while time.perf_counter() - t0 < self.o.warmup:
                 step(w)
+        if self.group is not None:
+            self.rec = self.group.measure(self.o.duration, step)
+            return self.rec
         rec = Recorder()
         limit = int(self.o.duration * 1e9)
         wall_limit = 4 * self.o.duration + 1.0
         prog = self.b.progress
+        cpu0 = proc_cpu_ns()
         while rec.requests == 0 or (rec.busy < limit and time.perf_counter() - rec.start < wall_limit):
             step(rec)
             prog.fraction(rec.busy / limit)
+        rec.cpu = proc_cpu_ns() - cpu0
         ref_copy = self.ref_copy
         if ref_copy is not None:
             # In a block of its own after the requests, as mcbench does.
@@ -318,9 +367,11 @@ class CaseRun:
                 warm(w)
         rec = Recorder()
         prog = self.b.progress
+        cpu0 = proc_cpu_ns()
         for i in range(n):
             step(rec)
             prog.fraction((i + 1) / n)
+        rec.cpu = proc_cpu_ns() - cpu0
         return rec
 
 
@@ -829,7 +880,12 @@ class Bench:
         self.run = os.urandom(4).hex()
 
     def run_case(self, idx, c):
-        cr = CaseRun(self, idx, c)
+        if c.get("callers", 1) > 1:
+            return self.run_callers(idx, c)
+        return self.run_one(CaseRun(self, idx, c))
+
+    def run_one(self, cr):
+        c = cr.c
         try:
             sc = c["scenario"]
             if sc in KV_SCENARIOS:
@@ -841,6 +897,52 @@ class Bench:
             return run_multi(cr)
         finally:
             self.store.remove_by_regex("^" + cr.prefix, True)
+
+    def run_callers(self, idx, c):
+        """The case with c["callers"] threads, each a CaseRun of its own, started and stopped together.
+
+        Threads are what a Python service would use: upstream's binding releases the GIL inside
+        every store call (py::gil_scoped_release, docs/benchmarks.md), so calls of different
+        threads overlap in the C++ client while Python code runs one thread at a time."""
+        n = c["callers"]
+        if n > 256 or not c["timed"]:
+            raise ValueError(f"{c['name']}: {n} callers (at most 256, and only for time-based cases)")
+        g = CallerGroup(n)
+        runs = [CaseRun(self, idx, c, run=f"{self.run[:-2]}{k:02x}", group=g, callers=n) for k in range(n)]
+        errors = []
+
+        def caller(cr):
+            try:
+                self.run_one(cr)
+            except threading.BrokenBarrierError:
+                pass  # another caller failed: its error is reported
+            except Exception as e:
+                errors.append(e)
+                g.ready.abort()
+                g.done.abort()
+
+        threads = [threading.Thread(target=caller, args=(cr,), daemon=True) for cr in runs]
+        for t in threads:
+            t.start()
+        try:
+            g.ready.wait()
+            cpu0 = proc_cpu_ns()
+            g.t0 = time.perf_counter()
+            g.start.set()
+            g.done.wait()
+            window, cpu = time.perf_counter() - g.t0, proc_cpu_ns() - cpu0
+        except threading.BrokenBarrierError:
+            window = cpu = 0
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+        rec = Recorder()
+        rec.start = g.t0  # wall time counts from the common start
+        for cr in runs:
+            rec.merge(cr.rec)
+        rec.window, rec.cpu = int(window * 1e9), cpu
+        return [rec.result(c)]
 
 
 def prefault_segment(store, run, segment, rc):

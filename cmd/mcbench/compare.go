@@ -12,10 +12,12 @@ import (
 // the rest.
 func runCompare(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("mcbench compare", flag.ContinueOnError)
-	var gofl, pyfl string
+	var gofl, pyfl, cfl string
 	o := benchreport.Options{}
 	fs.StringVar(&gofl, "go", "", "Go run JSON files (comma-separated, globs allowed), one per run")
 	fs.StringVar(&pyfl, "python", "", "Python run JSON files (comma-separated, globs allowed), one per run")
+	fs.StringVar(&cfl, "c", "", "the C floor's run JSON files (mcbench drive -c; comma-separated, globs allowed), one per run")
+	fs.StringVar(&o.Noise, "noise", "", "the A/A check's summary (make bench-aa: docs/benchmarks-aa.json): each view's ratios get the same case's A/A ratio beside them")
 	fs.StringVar(&o.Summary, "summary", "", "render the report from this summary (docs/benchmarks.json) instead of run files")
 	fs.StringVar(&o.Out, "out", "", "write the summary here (docs/benchmarks.json)")
 	fs.StringVar(&o.Chart, "chart", "", "write the chart here, as SVG or PNG by the extension (docs/benchmarks.svg)")
@@ -39,6 +41,9 @@ func runCompare(args []string, stdout io.Writer) error {
 		return err
 	}
 	if o.PythonFiles, err = benchreport.Expand(pyfl); err != nil {
+		return err
+	}
+	if o.CFiles, err = benchreport.Expand(cfl); err != nil {
 		return err
 	}
 	return benchreport.Run(o, stdout)

@@ -25,6 +25,8 @@ func runDrive(args []string, stdout, stderr io.Writer) error {
 	outDir := fs.String("out", "build/bench/drive", "directory for the plan (plan.jsonl), the runs' JSON (go-N.json, py-N.json) and the clients' logs")
 	python := fs.String("python", "python3 scripts/bench_python.py", "the second client's command: the Python client, or an mcbench binary for an A/A check")
 	goBin := fs.String("go", "", "the Go client's binary (default: this executable)")
+	cBin := fs.String("c", "", "the C floor client's command (cgo/bench/mcbench_c, built by make bench-compare): a third client, "+
+		"after the other two in every pair, for the single-call and raw multi-buffer cases; \"\" for none")
 	pyFirst := fs.Bool("python-first", false, "run Python before Go in every round (B A B A; to check that order does not matter)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: mcbench drive [-rounds N] [-out DIR] [-python CMD] -- [mcbench flags: the plan and the cluster]\n\n")
@@ -74,7 +76,12 @@ func runDrive(args []string, stdout, stderr io.Writer) error {
 	// Each client puts its objects in its own segment, so both use
 	// upstream's local memcpy path as a lone client would.
 	client := append([]string{"-serve", "-own-segment", "-plan", planPath}, o.connArgs...)
+	var cArgv []string
+	if *cBin != "" {
+		cArgv = append(strings.Fields(*cBin), client...)
+	}
 	return benchdrive.Run(benchdrive.Options{
+		CArgv:  cArgv,
 		Rounds: *rounds, Repeat: *repeat, OutDir: *outDir, PythonFirst: *pyFirst, Cases: names,
 		GoArgv:     append([]string{self}, client...),
 		PythonArgv: append(strings.Fields(*python), client...),

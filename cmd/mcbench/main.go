@@ -137,6 +137,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	mlaP := fs.String("mla-page-sizes", "1,64", "page sizes (tokens) of the MLA layer_first pool; one page = 61 buffers of P*1152 B")
 	mhaP := fs.String("mha-page-sizes", "1,64", "page sizes (tokens) of the MHA page_first pool; one page = K and V objects of P*64 KiB")
 	hiPages := fs.Int("hicache-pages", d.HiCachePages, "pages per HiCache request (SGLang's STORAGE_BATCH_SIZE)")
+	callers := fs.String("callers", "4,16,64", "caller counts above one at which the concurrency cases (single 4 KiB puts and gets, "+
+		"1024 x 4 KiB zero-copy batches, HiCache MLA one-token pages) run again, concurrently; \"\" for none")
 	shapes := fs.String("multi-shapes", "128x61x1152,16x61x73728", "KEYSxBUFFERSxSIZE shapes of multi_put, multi_get and memcpy")
 	dur := fs.Duration("duration", time.Second, "measured time of each time-based case")
 	warm := fs.Duration("warmup", 200*time.Millisecond, "unmeasured warm-up of each time-based case")
@@ -248,6 +250,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		if set["multi-shapes"] || !*quick {
 			if p.MultiShapes, err = benchplan.ParseList(*shapes, benchplan.ParseShape); err != nil {
 				return nil, fmt.Errorf("-multi-shapes: %w", err)
+			}
+		}
+		if set["callers"] || !*quick {
+			if p.Callers, err = benchplan.ParseList(*callers, benchplan.ParseCount); err != nil {
+				return nil, fmt.Errorf("-callers: %w", err)
 			}
 		}
 		o.params = p
@@ -464,7 +471,7 @@ func (o *options) paramsJSON() map[string]any {
 		"scenarios": p.Scenarios, "apis": p.APIs, "sizes": p.Sizes, "batches": p.Batches,
 		"max_batch_bytes": p.MaxBatchBytes, "dataset_bytes": p.DatasetBytes, "max_objects": p.MaxObjects,
 		"mla_page_sizes": p.MLAPageSizes, "mha_page_sizes": p.MHAPageSizes, "hicache_pages": p.HiCachePages,
-		"multi_shapes": p.MultiShapes, "duration_s": o.duration.Seconds(), "warmup_s": o.warmup.Seconds(),
+		"multi_shapes": p.MultiShapes, "callers": p.Callers, "duration_s": o.duration.Seconds(), "warmup_s": o.warmup.Seconds(),
 		"gen_bytes": o.genBytes, "rwmixread": o.rwmixread, "seed": o.seed,
 		"segment": uint64(o.cfg.GlobalSegmentSize), "local_buffer": uint64(o.cfg.LocalBufferSize),
 		"protocol": o.cfg.Protocol, "master": o.cfg.MasterServerAddress,

@@ -65,6 +65,7 @@ func TestQuickRun(t *testing.T) {
 	if len(doc.Results) != len(plan) {
 		t.Fatalf("%d results for %d cases", len(doc.Results), len(plan))
 	}
+	concurrent := 0
 	for i, r := range doc.Results {
 		if r.Case != plan[i] {
 			t.Errorf("result %d is case %+v, want %+v", i, r.Case, plan[i])
@@ -78,9 +79,22 @@ func TestQuickRun(t *testing.T) {
 		if r.Scenario != scHiExists && r.GBps <= 0 {
 			t.Errorf("%s: no bytes moved", r.Name)
 		}
+		if r.Timed && (r.CPUSec <= 0 || r.CPUUsPerOp <= 0) {
+			t.Errorf("%s: no CPU time measured (%v s, %v µs/key)", r.Name, r.CPUSec, r.CPUUsPerOp)
+		}
+		if n := r.NumCallers(); n > 1 {
+			concurrent++
+			// Every caller makes at least one request in the window.
+			if r.Requests < n || r.BusySec <= 0 || r.BusySec > r.WallSec {
+				t.Errorf("%s: %d requests from %d callers, window %v s of %v s", r.Name, r.Requests, n, r.BusySec, r.WallSec)
+			}
+		}
 		if wantRef := r.ValueSize >= largeObject && r.Scenario != scMemcpy; wantRef != (r.MemcpyGBps > 0) {
 			t.Errorf("%s: memcpy reference %v GB/s", r.Name, r.MemcpyGBps)
 		}
+	}
+	if concurrent == 0 {
+		t.Errorf("the quick plan ran no case with several callers")
 	}
 	if doc.Schema != schema || doc.Client != "go" || doc.Engine == "" {
 		t.Errorf("header %+v", doc)

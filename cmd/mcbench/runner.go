@@ -35,6 +35,11 @@ type caseRun struct {
 	// evict the other's lines and TLB entries and slow both down).
 	refCopy func() int64
 	ref     *recorder
+	// group, when the case has several callers, starts and ends every
+	// caller's measured requests together; rec is this caller's.
+	group   *callerGroup
+	rec     *recorder
+	entered bool // the caller reached group.measure
 }
 
 // largeObject is the object size from which a case also measures the
@@ -95,15 +100,23 @@ func (cr *caseRun) drive(s step) (*recorder, error) {
 			}
 		}
 	}
-	rec := newRecorder(1 << 16)
 	limit := time.Duration(cr.o.duration)
+	if g := cr.group; g != nil {
+		cr.entered = true
+		rec, err := g.measure(limit, s)
+		cr.rec = rec
+		return rec, err
+	}
+	rec := newRecorder(1 << 16)
 	wallLimit := 4*limit + time.Second
+	cpu0 := procCPU()
 	for rec.requests == 0 || (time.Duration(rec.busy) < limit && time.Since(rec.start) < wallLimit) {
 		if err := s(rec); err != nil {
 			return nil, err
 		}
 		cr.prog.fraction(float64(rec.busy) / float64(limit))
 	}
+	rec.cpu = int64(procCPU() - cpu0)
 	if cr.refCopy != nil {
 		// Half the case's time: a reference needs fewer samples.
 		cr.ref = newRecorder(1024)
@@ -133,12 +146,14 @@ func (cr *caseRun) count(n int, warm, s step) (*recorder, error) {
 		}
 	}
 	rec := newRecorder(n)
+	cpu0 := procCPU()
 	for i := 0; i < n; i++ {
 		if err := s(rec); err != nil {
 			return nil, err
 		}
 		cr.prog.fraction(float64(i+1) / float64(n))
 	}
+	rec.cpu = int64(procCPU() - cpu0)
 	return rec, nil
 }
 
@@ -152,7 +167,15 @@ func (cr *caseRun) result(rec *recorder) Result {
 }
 
 func (b *bench) runCase(idx int, c Case) (res []Result, err error) {
-	cr := &caseRun{bench: b, idx: idx, c: c}
+	if c.NumCallers() > 1 {
+		return b.runCallers(idx, c)
+	}
+	return b.runOne(&caseRun{bench: b, idx: idx, c: c})
+}
+
+// runOne runs one caller's part of a case and removes its objects.
+func (b *bench) runOne(cr *caseRun) (res []Result, err error) {
+	c := cr.c
 	defer func() {
 		// Remove every object of the case (reads hold leases: force).
 		if _, rerr := b.st.RemoveByRegex(cr.casePattern(), true); rerr != nil && err == nil {

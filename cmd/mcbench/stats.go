@@ -20,6 +20,10 @@ type recorder struct {
 	errors   int
 	start    time.Time
 	outside  int64 // ns of request time spent outside the store's calls (HiCache cases)
+	cpu      int64 // ns of process CPU time over the measured window
+	// window, when set (several callers), is the measured wall time, over
+	// which throughput is computed instead of the sum of latencies.
+	window int64
 }
 
 func newRecorder(hint int) *recorder {
@@ -39,8 +43,14 @@ func (r *recorder) add(d time.Duration, keys int, bytes int64) {
 
 func (r *recorder) result(c Case) Result {
 	res := Result{Case: c, Requests: r.requests, Keys: r.keys, Bytes: r.bytes, Errors: r.errors,
-		WallSec: time.Since(r.start).Seconds(), BusySec: float64(r.busy) / 1e9}
-	if r.busy > 0 {
+		WallSec: time.Since(r.start).Seconds(), BusySec: float64(r.busy) / 1e9, CPUSec: float64(r.cpu) / 1e9}
+	if r.window > 0 {
+		res.BusySec = float64(r.window) / 1e9
+	}
+	if r.keys > 0 {
+		res.CPUUsPerOp = float64(r.cpu) / 1e3 / float64(r.keys)
+	}
+	if res.BusySec > 0 {
 		res.OpsPerSec = float64(r.keys) / res.BusySec
 		res.ReqPerSec = float64(r.requests) / res.BusySec
 		res.GBps = float64(r.bytes) / res.BusySec / 1e9
@@ -56,6 +66,17 @@ func (r *recorder) result(c Case) Result {
 		}
 	}
 	return res
+}
+
+// merge adds the requests of o (another caller's recorder of the same case).
+func (r *recorder) merge(o *recorder) {
+	r.lat = append(r.lat, o.lat...)
+	r.busy += o.busy
+	r.requests += o.requests
+	r.keys += o.keys
+	r.bytes += o.bytes
+	r.errors += o.errors
+	r.outside += o.outside
 }
 
 // percentile interpolates linearly between the closest ranks of sorted

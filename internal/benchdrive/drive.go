@@ -40,9 +40,13 @@ type Options struct {
 	// included. The second is the Python client, or the Go client again for
 	// an A/A check; its runs are named py-N either way.
 	GoArgv, PythonArgv []string
-	PythonFirst        bool     // Python before Go within a round (B A B A), to check that order does not matter
-	Cases              []string // the case names to send, in order
-	Stdout, Stderr     io.Writer
+	// CArgv, when set, is a third client, the C floor (cgo/bench/mcbench_c):
+	// it runs after the other two in every pair, answers only the cases it
+	// has (an empty result list for the others), and its runs are c-N.json.
+	CArgv          []string
+	PythonFirst    bool     // Python before Go within a round (B A B A), to check that order does not matter
+	Cases          []string // the case names to send, in order
+	Stdout, Stderr io.Writer
 }
 
 // Run drives the clients and writes go-N.json and py-N.json, one per round
@@ -59,6 +63,10 @@ func Run(o Options) error {
 	}
 	samples := o.Rounds * o.Repeat
 	goRuns, pyRuns := make([]benchplan.Run, samples), make([]benchplan.Run, samples)
+	var cRuns []benchplan.Run
+	if len(o.CArgv) > 0 {
+		cRuns = make([]benchplan.Run, samples)
+	}
 	start := time.Now()
 	// Where a process's memory lands (its segment above all) changes its
 	// speed for its whole life on a virtual machine, so every round samples
@@ -93,11 +101,27 @@ func Run(o Options) error {
 		if err != nil {
 			return err
 		}
+		// The C floor starts last: it is not one of the pair whose start
+		// order alternates.
+		var cs *server
+		if cRuns != nil {
+			if cs, err = startServer("C", o.CArgv, filepath.Join(o.OutDir, fmt.Sprintf("c-%d.log", r+1))); err != nil {
+				gs.stop()
+				ps.stop()
+				return err
+			}
+		}
 		for k := 0; k < o.Repeat; k++ {
 			i := r*o.Repeat + k
 			goRuns[i], pyRuns[i] = gs.head, ps.head
 			goRuns[i].Results, pyRuns[i].Results = nil, nil
-			for _, run := range []*benchplan.Run{&goRuns[i], &pyRuns[i]} {
+			runs := []*benchplan.Run{&goRuns[i], &pyRuns[i]}
+			if cs != nil {
+				cRuns[i] = cs.head
+				cRuns[i].Results = nil
+				runs = append(runs, &cRuns[i])
+			}
+			for _, run := range runs {
 				p := maps.Clone(run.Params)
 				if p == nil {
 					p = map[string]any{}
@@ -106,25 +130,62 @@ func Run(o Options) error {
 				run.Params = p
 			}
 		}
-		err = o.round(gs, ps, r, goRuns[r*o.Repeat:], pyRuns[r*o.Repeat:], start)
+		var cRound []benchplan.Run
+		if cs != nil {
+			cRound = cRuns[r*o.Repeat:]
+		}
+		err = o.round(gs, ps, cs, r, goRuns[r*o.Repeat:], pyRuns[r*o.Repeat:], cRound, start)
 		gerr, perr := gs.stop(), ps.stop()
+		var cerr error
+		if cs != nil {
+			cerr = cs.stop()
+		}
 		if err != nil {
 			return err
 		}
-		if gerr != nil || perr != nil {
-			return fmt.Errorf("round %d: clients exited with %v / %v", r+1, gerr, perr)
+		if gerr != nil || perr != nil || cerr != nil {
+			return fmt.Errorf("round %d: clients exited with %v / %v / %v", r+1, gerr, perr, cerr)
 		}
 	}
-	return writeRuns(goRuns, pyRuns, o.OutDir, len(o.Cases), start, o.Stdout)
+	if err := writeRuns(goRuns, pyRuns, o.OutDir, len(o.Cases), start, o.Stdout); err != nil {
+		return err
+	}
+	return writeCRuns(cRuns, o.OutDir)
 }
 
-func (o Options) round(gs, ps *server, r int, goRuns, pyRuns []benchplan.Run, start time.Time) error {
+func (o Options) round(gs, ps, cs *server, r int, goRuns, pyRuns, cRuns []benchplan.Run, start time.Time) error {
 	for i, name := range o.Cases {
 		for k := 0; k < o.Repeat; k++ {
 			where := fmt.Sprintf("round %d/%d [%3d/%d] %d/%d", r+1, o.Rounds, i+1, len(o.Cases), k+1, o.Repeat)
 			if err := o.pair(gs, ps, name, &goRuns[k], &pyRuns[k], where, start); err != nil {
 				return err
 			}
+			if cs == nil {
+				continue
+			}
+			res, err := cs.run(name)
+			if err != nil {
+				return err
+			}
+			cRuns[k].Results = append(cRuns[k].Results, res...)
+			if len(res) > 0 {
+				fmt.Fprintf(o.Stderr, "drive: %s %-45s C  %8s keys/s, p50 %s µs\n", where, name, benchreport.Num(res[0].OpsPerSec),
+					benchreport.Num(res[0].P50Us))
+			}
+		}
+	}
+	return nil
+}
+
+// writeCRuns writes the C floor's runs, c-N.json, if there was one.
+func writeCRuns(runs []benchplan.Run, outDir string) error {
+	for i, run := range runs {
+		data, err := json.MarshalIndent(run, "", " ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(outDir, fmt.Sprintf("c-%d.json", i+1)), append(data, '\n'), 0o644); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -34,7 +34,7 @@ func fakeClient(name, scale string) {
 	s, _ := strconv.ParseFloat(scale, 64)
 	fmt.Fprintf(f, "start %s\n", name)
 	enc := json.NewEncoder(os.Stdout)
-	client := map[string]string{"Go": "go", "Python": "python"}[name]
+	client := map[string]string{"Go": "go", "Python": "python", "C": "c"}[name]
 	enc.Encode(benchplan.Run{Schema: benchplan.Schema, Client: client, Params: map[string]any{"scale": s}})
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
@@ -46,6 +46,10 @@ func fakeClient(name, scale string) {
 		fmt.Fprintf(f, "%s %s\n", name, c)
 		if c == "fail-me" {
 			enc.Encode(benchplan.ServeReply{Results: []benchplan.Result{}, Error: "no such case"})
+			continue
+		}
+		if name == "C" && c != "a" { // the C floor runs only some cases
+			enc.Encode(benchplan.ServeReply{Results: []benchplan.Result{}})
 			continue
 		}
 		enc.Encode(benchplan.ServeReply{Results: []benchplan.Result{{Case: benchplan.Case{Name: c}, OpsPerSec: 1000 * s, Errors: len(c) % 2}}})
@@ -125,6 +129,52 @@ func TestRun(t *testing.T) {
 				t.Errorf("stdout: %s", stdout.String())
 			}
 		})
+	}
+}
+
+// TestRunWithCFloor: the C client starts after the pair, gets every case
+// right after it, and its runs hold only the cases it answered.
+func TestRunWithCFloor(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "clients.log")
+	t.Setenv("BENCHDRIVE_LOG", logPath)
+	var stderr strings.Builder
+	err := Run(Options{Rounds: 1, Repeat: 2, OutDir: dir, Cases: []string{"a", "bb"}, GoArgv: fakeArgv(t, "Go", "1"),
+		PythonArgv: fakeArgv(t, "Python", "1"), CArgv: fakeArgv(t, "C", "2"), Stdout: io.Discard, Stderr: &stderr})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	log, _ := os.ReadFile(logPath)
+	want := []string{"start Go", "start Python", "start C"}
+	for _, c := range []string{"a", "bb"} {
+		for k := 0; k < 2; k++ {
+			want = append(want, "Go "+c, "Python "+c, "C "+c)
+		}
+	}
+	want = append(want, "quit Go", "quit Python", "quit C")
+	if got := strings.TrimSpace(string(log)); got != strings.Join(want, "\n") {
+		t.Errorf("clients did\n%s\nwant\n%s", log, strings.Join(want, "\n"))
+	}
+	for i := 1; i <= 2; i++ {
+		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("c-%d.json", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r benchplan.Run
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Client != "c" || len(r.Results) != 1 || r.Results[0].Name != "a" || r.Results[0].OpsPerSec != 2000 {
+			t.Errorf("c-%d.json: %s", i, data)
+		}
+	}
+	if !strings.Contains(stderr.String(), "C     2.00k keys/s") {
+		t.Errorf("the drive log lacks the C floor's line:\n%s", stderr.String())
+	}
+	o := Options{Rounds: 1, Repeat: 1, OutDir: dir, Cases: []string{"a"}, GoArgv: fakeArgv(t, "Go", "1"),
+		PythonArgv: fakeArgv(t, "Python", "1"), CArgv: []string{filepath.Join(dir, "no-such-binary")}, Stdout: io.Discard, Stderr: io.Discard}
+	if err := Run(o); err == nil || !strings.Contains(err.Error(), "start C client") {
+		t.Errorf("a C client that does not start: %v", err)
 	}
 }
 

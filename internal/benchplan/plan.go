@@ -77,7 +77,14 @@ type Case struct {
 	PageSize  int    `json:"page_size,omitempty"` // tokens per page (hicache)
 	Objects   int    `json:"objects"`             // count-based cases: objects written; read cases: dataset size
 	Timed     bool   `json:"timed"`               // runs for the measured duration (else for Objects)
+	// Callers is the number of concurrent callers (goroutines, Python
+	// threads) of a timed case, each with its own buffers and keys; 0 and 1
+	// both mean one. Objects is then each caller's dataset.
+	Callers int `json:"callers,omitempty"`
 }
+
+// NumCallers is c.Callers, at least 1.
+func (c Case) NumCallers() int { return max(c.Callers, 1) }
 
 // KeysPerRequest is the number of store keys one request moves.
 func (c Case) KeysPerRequest() int {
@@ -101,6 +108,9 @@ type Params struct {
 	MHAPageSizes  []int    `json:"mha_page_sizes"`
 	HiCachePages  int      `json:"hicache_pages"`
 	MultiShapes   []Shape  `json:"multi_shapes"`
+	// Callers are the caller counts above one at which the concurrency
+	// cases (ConcurrencyCase) run again.
+	Callers []int `json:"callers,omitempty"`
 }
 
 // Shape is keys × buffers × bytes. Its JSON keeps the Go field names, which
@@ -123,6 +133,7 @@ func DefaultParams() Params {
 		MHAPageSizes:  []int{1, 64},
 		HiCachePages:  128,
 		MultiShapes:   []Shape{{128, 61, 1152}, {16, 61, 73728}},
+		Callers:       []int{4, 16, 64},
 	}
 }
 
@@ -140,7 +151,33 @@ func QuickParams() Params {
 		MHAPageSizes:  []int{1},
 		HiCachePages:  8,
 		MultiShapes:   []Shape{{8, 61, 1152}},
+		Callers:       []int{4},
 	}
+}
+
+// ConcurrencyCase reports whether c is one of the cases that the plan runs
+// again with several callers: single 4 KiB puts and gets (both APIs),
+// 1,024 x 4 KiB zero-copy batches, and HiCache MLA requests of one-token
+// pages, the calls a serving process makes from many requests at once.
+func ConcurrencyCase(c Case) bool {
+	switch c.Scenario {
+	case WritePerf, ReadPerf:
+		return c.ValueSize == 4<<10 && (c.Batch == 1 || (c.API == APIZcopy && c.Batch == 1024))
+	case HiCacheSet, HiCacheGet:
+		return c.Pool == PoolMLA && c.PageSize == 1
+	}
+	return false
+}
+
+// withCallers is c run by n concurrent callers: each caller's dataset is
+// its share of c's (at least two requests), so that all of them together
+// fit in the segment as c's does.
+func withCallers(c Case, n int) Case {
+	c.Callers = n
+	c.Name = fmt.Sprintf("%s/c%d", c.Name, n)
+	per := max((c.Objects+n-1)/n, 2*c.Batch)
+	c.Objects = (per + c.Batch - 1) / c.Batch * c.Batch
+	return c
 }
 
 // countObjects is the number of objects of a count-based case or dataset:
@@ -257,7 +294,20 @@ func (p Params) Plan() ([]Case, error) {
 			out = append(out, c)
 		}
 	}
-	return out, nil
+	// The concurrency sweep comes last, caller count by caller count, so
+	// that the single-caller cases keep their names and order.
+	var swept []Case
+	for _, n := range p.Callers {
+		if n <= 1 {
+			return nil, fmt.Errorf("caller counts must be above 1 (one caller is every case's own run)")
+		}
+		for _, c := range out {
+			if ConcurrencyCase(c) {
+				swept = append(swept, withCallers(c, n))
+			}
+		}
+	}
+	return append(out, swept...), nil
 }
 
 // SizeName formats a byte count the way case names do: 4KiB, 1MiB, 1152B.

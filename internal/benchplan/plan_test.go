@@ -42,8 +42,57 @@ func TestDefaultPlan(t *testing.T) {
 	if _, ok := names["read_perf/zcopy/1MiB/x1024"]; ok {
 		t.Errorf("1 GiB batches should be skipped by -max-batch-bytes")
 	}
-	if len(plan) != 114 {
-		t.Errorf("default plan has %d cases, the committed report 114", len(plan))
+	if len(plan) != 138 {
+		t.Errorf("default plan has %d cases, the committed report 138", len(plan))
+	}
+}
+
+// TestConcurrencySweep: the concurrency cases run again at every caller
+// count, after the single-caller ones, each caller with its share of the
+// dataset; no other case does.
+func TestConcurrencySweep(t *testing.T) {
+	plan, err := DefaultParams().Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Case{}
+	for _, c := range plan {
+		byName[c.Name] = c
+	}
+	for _, tc := range []struct {
+		name    string
+		callers int
+		objects int
+	}{
+		{"write_perf/plain/4KiB/x1", 0, 16384},
+		{"write_perf/plain/4KiB/x1/c4", 4, 4096},
+		{"read_perf/zcopy/4KiB/x1/c64", 64, 256},
+		{"read_perf/zcopy/4KiB/x1024/c16", 16, 2048},
+		{"write_perf/zcopy/4KiB/x1024/c64", 64, 2048},
+		{"hicache_get/mla_layer_first_p1/128pages/c16", 16, 256},
+	} {
+		c, ok := byName[tc.name]
+		if !ok {
+			t.Errorf("no case %s", tc.name)
+			continue
+		}
+		if c.Callers != tc.callers || c.Objects != tc.objects || !c.Timed {
+			t.Errorf("%s: callers %d objects %d timed %v, want %d, %d, true", tc.name, c.Callers, c.Objects, c.Timed, tc.callers, tc.objects)
+		}
+	}
+	for _, name := range []string{"write_perf/plain/4KiB/x32/c4", "read_perf/plain/4KiB/x1024/c4", "hicache_get/mha_page_first_p1/128pages/c4",
+		"multi_get/128x61x1152B/c4", "read_perf/zcopy/64KiB/x1/c4"} {
+		if _, ok := byName[name]; ok {
+			t.Errorf("%s is not a concurrency case", name)
+		}
+	}
+	if first := plan[114]; first.Name != "write_perf/plain/4KiB/x1/c4" {
+		t.Errorf("the sweep starts with %s", first.Name)
+	}
+	p := DefaultParams()
+	p.Callers = []int{1}
+	if _, err := p.Plan(); err == nil {
+		t.Errorf("caller count 1 accepted")
 	}
 }
 

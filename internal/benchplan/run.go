@@ -23,7 +23,7 @@ type Result struct {
 	Requests  int     `json:"requests"`
 	Keys      int     `json:"keys"`
 	Bytes     int64   `json:"bytes"`
-	BusySec   float64 `json:"busy_s"`
+	BusySec   float64 `json:"busy_s"` // with several callers: the measured window (wall time)
 	WallSec   float64 `json:"wall_s"`
 	OpsPerSec float64 `json:"ops_per_s"` // keys (objects) per second of busy time
 	ReqPerSec float64 `json:"req_per_s"`
@@ -33,6 +33,12 @@ type Result struct {
 	P99Us     float64 `json:"p99_us"`
 	P999Us    float64 `json:"p999_us"`
 	Errors    int     `json:"errors"`
+	// CPUSec is the client process's CPU time (user + system, getrusage:
+	// every thread, the store client's own included) over the measured
+	// window, and CPUUsPerOp that per key (object) moved: what the client
+	// takes from the service it runs in.
+	CPUSec     float64 `json:"cpu_s,omitempty"`
+	CPUUsPerOp float64 `json:"cpu_us_per_op,omitempty"`
 	// MemcpyGBps, for large-page cases, is a plain copy of the same bytes,
 	// timed right after the case's requests so that it sees the same machine
 	// conditions: the reference of the "90% of memcpy" target.

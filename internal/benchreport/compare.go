@@ -54,6 +54,28 @@ type Row struct {
 	PythonOutsideUs float64 `json:"python_outside_us,omitempty"`
 	GoMeanUs        float64 `json:"go_mean_us"`
 	PythonMeanUs    float64 `json:"python_mean_us"`
+	// Callers is the case's concurrent callers (0: one).
+	Callers int `json:"callers,omitempty"`
+	// Client CPU time per key (process user + system over the measured
+	// window, medians) and the Go/Python ratio of it (geometric mean of the
+	// paired per-run ratios, like Ratio).
+	GoCPUUsPerOp     float64 `json:"go_cpu_us_per_op,omitempty"`
+	PythonCPUUsPerOp float64 `json:"python_cpu_us_per_op,omitempty"`
+	CPURatio         float64 `json:"cpu_ratio,omitempty"`
+	// P50Ratio is Go p50 / Python p50 (paired, geometric mean): in an A/A
+	// check, the noise floor of the C floor's latency ratios.
+	P50Ratio float64 `json:"p50_ratio,omitempty"`
+	// The C floor (cgo/bench/mcbench_c): the same calls through the C ABI
+	// in a plain loop, for the cases it runs; GoOverC and PythonOverC are
+	// p50 ratios (paired per run, geometric mean).
+	CP50Us        float64 `json:"c_p50_us,omitempty"`
+	COpsPerSec    float64 `json:"c_ops_per_s,omitempty"`
+	CCPUUsPerOp   float64 `json:"c_cpu_us_per_op,omitempty"`
+	GoOverC       float64 `json:"go_over_c_p50,omitempty"`
+	PythonOverC   float64 `json:"python_over_c_p50,omitempty"`
+	FloorTarget   float64 `json:"floor_target,omitempty"` // the largest Go/C p50 ratio allowed (0: none)
+	CPUTarget     float64 `json:"cpu_target,omitempty"`   // the largest Go/Python CPU ratio allowed
+	CallersTarget float64 `json:"callers_target,omitempty"`
 	// Case is what was measured; the summary leaves it out, since the name
 	// says it and the table does not need it.
 	Case benchplan.Case `json:"-"`
@@ -131,6 +153,9 @@ func targetFor(c benchplan.Case) (float64, string) {
 	if c.Scenario == benchplan.Memcpy {
 		return 0, ""
 	}
+	if c.NumCallers() > 1 { // the concurrency view's targets, not the single caller's
+		return callersTarget(c), ""
+	}
 	if c.Buffers == 61 && c.BufSize == 1152 && c.Batch == 128 && c.Scenario != benchplan.HiCacheExists {
 		return targetMultiSmall, "" // exists moves no buffers: the 1.0 target
 	}
@@ -143,6 +168,106 @@ func targetFor(c benchplan.Case) (float64, string) {
 	return targetOther, ""
 }
 
+// The targets of the three leading views (docs/benchmarks.md).
+const (
+	targetCPU       = 0.8  // Go CPU per key / Python's, every case
+	targetCallers16 = 1.2  // Go/Python keys/s, single 4 KiB puts and gets at 16 callers
+	targetFloor     = 1.03 // Go p50 / C p50: single 4 KiB put and get, raw multi-buffer get
+)
+
+// callersTarget is a concurrency case's Go/Python keys/s target (0: not a
+// concurrency case).
+func callersTarget(c benchplan.Case) float64 {
+	if !benchplan.ConcurrencyCase(c) {
+		return 0
+	}
+	if c.Callers == 16 && c.Batch == 1 && c.ValueSize == 4096 {
+		return targetCallers16
+	}
+	return targetOther
+}
+
+// floorTarget is a case's Go/C p50 target (0: none).
+func floorTarget(c benchplan.Case) float64 {
+	switch {
+	case c.NumCallers() > 1:
+		return 0
+	case c.Batch == 1 && c.ValueSize == 4096 && (c.Scenario == benchplan.WritePerf || c.Scenario == benchplan.ReadPerf):
+		return targetFloor
+	case c.Scenario == benchplan.MultiGet:
+		return targetFloor
+	}
+	return 0
+}
+
+// paired is the geometric mean, smallest and largest of a[i]/b[i] over the
+// runs where both are positive.
+func paired(a, b []float64) (gm, lo, hi float64) {
+	var logSum float64
+	n := 0
+	for i := 0; i < min(len(a), len(b)); i++ {
+		if a[i] <= 0 || b[i] <= 0 {
+			continue
+		}
+		q := a[i] / b[i]
+		logSum += math.Log(q)
+		if n == 0 || q < lo {
+			lo = q
+		}
+		hi = max(hi, q)
+		n++
+	}
+	if n == 0 {
+		return 0, 0, 0
+	}
+	return math.Exp(logSum / float64(n)), lo, hi
+}
+
+// AddFloor adds the C floor's runs to rows: for each case the C client
+// ran, its p50, keys/s and CPU per key, and the Go/C and Python/C p50
+// ratios, run i of each client against run i of the C client (measured
+// seconds apart in the same round).
+func AddFloor(rows []Row, goRuns, pyRuns, cRuns []benchplan.Run) error {
+	if len(cRuns) != len(goRuns) || len(cRuns) != len(pyRuns) {
+		return fmt.Errorf("%d C runs for %d Go and %d Python runs", len(cRuns), len(goRuns), len(pyRuns))
+	}
+	byName := func(runs []benchplan.Run, name string, pick func(benchplan.Result) float64) ([]float64, bool) {
+		var v []float64
+		for _, r := range runs {
+			for _, res := range r.Results {
+				if res.Name == name {
+					v = append(v, pick(res))
+				}
+			}
+		}
+		return v, len(v) == len(runs)
+	}
+	p50 := func(r benchplan.Result) float64 { return r.P50Us }
+	for i := range rows {
+		r := &rows[i]
+		c, ok := byName(cRuns, r.Scenario, p50)
+		if !ok {
+			continue
+		}
+		for _, run := range cRuns {
+			for _, res := range run.Results {
+				if res.Name == r.Scenario && res.Case != r.Case {
+					return fmt.Errorf("case %s: the C runs used different parameters", r.Scenario)
+				}
+			}
+		}
+		g, _ := byName(goRuns, r.Scenario, p50)
+		p, _ := byName(pyRuns, r.Scenario, p50)
+		ops, _ := byName(cRuns, r.Scenario, func(r benchplan.Result) float64 { return r.OpsPerSec })
+		cpu, _ := byName(cRuns, r.Scenario, func(r benchplan.Result) float64 { return r.CPUUsPerOp })
+		r.CP50Us, r.COpsPerSec, r.CCPUUsPerOp = median(c), median(ops), median(cpu)
+		r.GoOverC, _, _ = paired(g, c)
+		r.PythonOverC, _, _ = paired(p, c)
+		r.FloorTarget = floorTarget(r.Case)
+	}
+	return nil
+}
+
 // Compare puts the runs side by side, case by case, in the order of the Go
 // runs. Both sides must have run the same cases with the same parameters.
 func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
@@ -153,6 +278,7 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 		memcpyFrac   []float64 // per run: gbps / the case's own memcpy reference
 		outside      []float64
 		mean         []float64
+		cpu          []float64
 	}
 	collect := func(runs []benchplan.Run) (map[string]*series, []string, error) {
 		m := map[string]*series{}
@@ -176,6 +302,7 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 				s.p99 = append(s.p99, res.P99Us)
 				s.p9 = append(s.p9, res.P999Us)
 				s.mean = append(s.mean, res.MeanUs)
+				s.cpu = append(s.cpu, res.CPUUsPerOp)
 				if res.OutsideUs > 0 {
 					s.outside = append(s.outside, res.OutsideUs)
 				}
@@ -215,7 +342,10 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 			GoOpsPerSec: median(g.ops), PythonOpsPerS: median(p.ops), GoGBps: median(g.gbps), PythonGBps: median(p.gbps),
 			GoP50Us: median(g.p50), PythonP50Us: median(p.p50), GoP99Us: median(g.p99), PythonP99Us: median(p.p99),
 			GoP999Us: median(g.p9), PythonP999Us: median(p.p9),
-			GoOutsideUs: median(g.outside), PythonOutsideUs: median(p.outside), GoMeanUs: median(g.mean), PythonMeanUs: median(p.mean)}
+			GoOutsideUs: median(g.outside), PythonOutsideUs: median(p.outside), GoMeanUs: median(g.mean), PythonMeanUs: median(p.mean),
+			Callers: g.c.Callers, GoCPUUsPerOp: median(g.cpu), PythonCPUUsPerOp: median(p.cpu)}
+		r.CPURatio, _, _ = paired(g.cpu, p.cpu)
+		r.P50Ratio, _, _ = paired(g.p50, p.p50)
 		if r.PythonOpsPerS > 0 {
 			r.RatioOfMedians = r.GoOpsPerSec / r.PythonOpsPerS
 		}
@@ -251,6 +381,8 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 	}
 	for i := range rows {
 		r := &rows[i]
+		r.CPUTarget = targetCPU
+		r.CallersTarget = callersTarget(r.Case)
 		t, ref := targetFor(r.Case)
 		if t > 0 {
 			r.Target = t

@@ -24,6 +24,9 @@ type Meta struct {
 	Host          Host     `json:"host"`
 	Cluster       *Cluster `json:"cluster,omitempty"`
 	Command       string   `json:"command,omitempty"`
+	// Noise is the A/A check's rows by case name (docs/benchmarks-aa.json),
+	// shown beside the three views' ratios; not part of the summary.
+	Noise map[string]Row `json:"-"`
 }
 
 // Host is the machine of the Go runs.
@@ -152,9 +155,14 @@ func Markdown(rows []Row, m Meta) string {
 	if m.Command != "" {
 		fmt.Fprintf(&b, "- Command: `%s`\n", m.Command)
 	}
+	b.WriteString("\n")
+	v, missed := views(rows, m.Noise)
+	b.WriteString(v)
+	if v != "" {
+		b.WriteString("### Every case\n")
+	}
 	b.WriteString("\n| case | Go keys/s | Python keys/s | Go/Python | runs range | Go GB/s | Python GB/s | Go p99 µs | Python p99 µs | target | met |\n")
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|:-:|\n")
-	var missed []string
 	for _, r := range rows {
 		target, met := "reference", ""
 		if r.Target > 0 {
@@ -211,12 +219,12 @@ func Markdown(rows []Row, m Meta) string {
 // placement of each client's memory), not a difference between clients.
 func AATable(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| case | A keys/s | B keys/s | A/B | runs range |\n|---|---:|---:|---:|---|\n")
+	b.WriteString("| case | A keys/s | B keys/s | A/B | runs range | A/B CPU per key | A/B p50 |\n|---|---:|---:|---:|---|---:|---:|\n")
 	var logSum float64
 	var n int
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s–%s |\n", r.Scenario, Num(r.GoOpsPerSec), Num(r.PythonOpsPerS),
-			fmtRatio(r.Ratio), fmtRatio(r.RatioMin), fmtRatio(r.RatioMax))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s–%s | %s | %s |\n", r.Scenario, Num(r.GoOpsPerSec), Num(r.PythonOpsPerS),
+			fmtRatio(r.Ratio), fmtRatio(r.RatioMin), fmtRatio(r.RatioMax), fmtRatio(r.CPURatio), fmtRatio(r.P50Ratio))
 		if r.Ratio > 0 {
 			logSum += math.Abs(math.Log(r.Ratio))
 			n++

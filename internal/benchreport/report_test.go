@@ -267,7 +267,7 @@ func TestRun(t *testing.T) {
 	if err := Run(Options{GoFiles: goFiles[1:], PythonFiles: goFiles[:1], AA: true}, &aa); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| A/B |", "| `multi_put/128x61x1152B` |", "1.17×", "Mean distance of A/B from 1 over 36 cases: 16.7%."} {
+	for _, want := range []string{"| A/B |", "| `multi_put/128x61x1152B` |", "1.17×", "Mean distance of A/B from 1 over 42 cases: 16.7%."} {
 		if !strings.Contains(aa.String(), want) {
 			t.Errorf("A/A table lacks %q:\n%s", want, aa.String())
 		}
@@ -277,7 +277,7 @@ func TestRun(t *testing.T) {
 		"no files":              {},
 		"Python run as Go run":  {GoFiles: pyFiles, PythonFiles: pyFiles},
 		"A/A with a Python run": {GoFiles: goFiles[:1], PythonFiles: pyFiles[:1], AA: true},
-		"A/A with -out":         {GoFiles: goFiles[:1], PythonFiles: goFiles[1:], AA: true, Out: filepath.Join(dir, "x.json")},
+		"A/A with -md":          {GoFiles: goFiles[:1], PythonFiles: goFiles[1:], AA: true, Markdown: md},
 		"summary and runs":      {Summary: o.Out, GoFiles: goFiles},
 		"missing summary":       {Summary: filepath.Join(dir, "none.json")},
 		"runs as summary":       {Summary: goFiles[0]},

@@ -11,6 +11,8 @@ import (
 // Options of one report (mcbench compare).
 type Options struct {
 	GoFiles, PythonFiles []string // run files, one per run
+	CFiles               []string // the C floor's run files (optional), one per run
+	Noise                string   // the A/A check's summary (docs/benchmarks-aa.json), shown beside the views' ratios
 	Summary              string   // instead of run files: render from this summary (docs/benchmarks.json)
 	Out                  string   // write the summary here
 	Chart                string   // write the chart here (.svg or .png)
@@ -28,14 +30,9 @@ func Run(o Options, stdout io.Writer) error {
 		if len(o.GoFiles) > 0 || len(o.PythonFiles) > 0 || o.AA {
 			return errors.New("a summary replaces the run files (no -go, -python or -aa with -summary)")
 		}
-		f, err := os.Open(o.Summary)
+		s, err := readSummaryFile(o.Summary)
 		if err != nil {
 			return err
-		}
-		s, err := ReadSummary(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", o.Summary, err)
 		}
 		rows, meta = s.Rows, s.Meta
 		if o.Command != "" {
@@ -59,25 +56,47 @@ func Run(o Options, stdout io.Writer) error {
 		if rows, err = Compare(goRuns, pyRuns); err != nil {
 			return err
 		}
+		if len(o.CFiles) > 0 {
+			cRuns, err := LoadRuns(o.CFiles, "c")
+			if err != nil {
+				return err
+			}
+			if err := AddFloor(rows, goRuns, pyRuns, cRuns); err != nil {
+				return err
+			}
+		}
+		meta = MetaFromRuns(goRuns, pyRuns, o.Command)
 		if o.AA {
-			if o.Out != "" || o.Chart != "" || o.Markdown != "" {
-				return errors.New("-aa prints its table only (no -out, -chart or -md)")
+			// The A/A summary is what bench-compare's views take their
+			// noise floor from.
+			if o.Chart != "" || o.Markdown != "" {
+				return errors.New("-aa prints its table and writes its summary only (no -chart or -md)")
+			}
+			if o.Out != "" {
+				if err := writeSummaryFile(o.Out, meta, rows); err != nil {
+					return err
+				}
 			}
 			_, err := io.WriteString(stdout, AATable(rows))
 			return err
 		}
-		meta = MetaFromRuns(goRuns, pyRuns, o.Command)
+	}
+	if o.Noise != "" {
+		s, err := readSummaryFile(o.Noise)
+		if err != nil {
+			return err
+		}
+		meta.Noise = map[string]Row{}
+		for _, r := range s.Rows {
+			meta.Noise[r.Scenario] = r
+		}
 	}
 	table := Markdown(rows, meta)
 	if _, err := io.WriteString(stdout, table); err != nil {
 		return err
 	}
 	if o.Out != "" {
-		var b bytes.Buffer
-		if err := WriteSummary(&b, meta, rows); err != nil {
-			return err
-		}
-		if err := os.WriteFile(o.Out, b.Bytes(), 0o644); err != nil {
+		if err := writeSummaryFile(o.Out, meta, rows); err != nil {
 			return err
 		}
 	}
@@ -92,4 +111,25 @@ func Run(o Options, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+func readSummaryFile(path string) (Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer f.Close()
+	s, err := ReadSummary(f)
+	if err != nil {
+		return Summary{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+func writeSummaryFile(path string, meta Meta, rows []Row) error {
+	var b bytes.Buffer
+	if err := WriteSummary(&b, meta, rows); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }

@@ -3,6 +3,7 @@ package cabi
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Gate admits calls on one C handle and lets Close wait for them: calls
@@ -16,6 +17,9 @@ type Gate struct {
 	// is not free: with an idle P, Gosched wakes another thread (futex),
 	// which finds nothing to run and sleeps again (docs/transfer-engine.md).
 	NoYield bool
+	// inflight counts the calls between Enter and Leave, so that Leave
+	// yields only for a lone caller.
+	inflight atomic.Int32
 }
 
 // Enter admits one call. It returns false (and the caller reports its
@@ -26,19 +30,34 @@ func (g *Gate) Enter() bool {
 		g.mu.RUnlock()
 		return false
 	}
+	g.inflight.Add(1)
 	return true
 }
 
-// Leave ends a call admitted by Enter. With the native backend it also
-// yields the goroutine: a goroutine that loops over blocking native calls
-// never reaches a scheduling point, so the runtime's sysmon thread takes its
-// P in the middle of a call and then wakes often, taking CPU from the
-// upstream threads the call waits for (docs/benchmarks.md measures it).
+// Leave ends a call admitted by Enter. With the native backend, when no
+// other call is in flight, it also yields the goroutine: a goroutine that
+// loops over blocking native calls never reaches a scheduling point, so the
+// runtime's sysmon thread takes its P in the middle of a call and then wakes
+// often, taking CPU from the upstream threads the call waits for. With
+// other calls in flight it does not: their goroutines already give the
+// scheduler its points, and a yield would send this one to the global run
+// queue to wait for a P again before its next call, which halved the
+// throughput of 16 concurrent callers on 2 Ps (docs/benchmarks.md).
 func (g *Gate) Leave() {
-	g.mu.RUnlock()
-	if YieldAfterCalls && !g.NoYield {
-		runtime.Gosched()
+	if g.leave() && YieldAfterCalls && !g.NoYield {
+		yieldNow()
 	}
+}
+
+// yieldNow is the yield of Leave (a function of its own for the benchmark,
+// which runs without the native backend).
+func yieldNow() { runtime.Gosched() }
+
+// leave ends a call and reports whether it was the only one in flight.
+func (g *Gate) leave() bool {
+	n := g.inflight.Add(-1)
+	g.mu.RUnlock()
+	return n == 0
 }
 
 // Close waits for the calls in progress, runs destroy (which frees the C

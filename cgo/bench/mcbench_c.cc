@@ -1,0 +1,532 @@
+// mcbench_c: the C floor of the benchmarks. It runs the single-call and
+// raw multi-buffer cases of an mcbench plan through mooncake-go's C ABI
+// (mcgo/store.h, linked against libmcgo_native.so) in plain loops, the same
+// calls cmd/mcbench makes through cgo, so that the report can say how far
+// the Go binding (and upstream's Python client) is from a caller that pays
+// nothing but the calls themselves.
+//
+// It speaks the serve protocol of internal/benchdrive: it opens its store,
+// prefaults its segment, writes a Run header line, then answers every case
+// name read on stdin with one JSON line. Cases it does not run (batches,
+// HiCache, several callers, copies) get an empty result list, which the
+// drive skips. Its measuring is mcbench's, step for step: the same keys,
+// dataset, warm-up, busy-time limit, generations of fresh keys and
+// percentile definition (cmd/mcbench/runner.go, hicache.go).
+//
+//   mcbench_c -serve -own-segment -plan PLAN -master ADDR -metadata URL
+//             [-hostname H] [-protocol P] [-device D]
+//
+// The plan reader is minimal on purpose: plan lines are the flat JSON
+// objects that `mcbench -list` writes, and it looks fields up by name.
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mcgo/store.h"
+
+namespace {
+
+// ---- the plan -------------------------------------------------------------
+
+// field returns the text of "name": in a flat JSON object (up to the next
+// , or }), or "" when absent.
+std::string field(const std::string &obj, const std::string &name) {
+  std::string pat = "\"" + name + "\":";
+  size_t at = obj.find(pat);
+  if (at == std::string::npos) return "";
+  at += pat.size();
+  if (at < obj.size() && obj[at] == '"') {
+    size_t end = obj.find('"', at + 1);
+    return obj.substr(at + 1, end - at - 1);
+  }
+  size_t end = obj.find_first_of(",}", at);
+  return obj.substr(at, end - at);
+}
+
+double num(const std::string &obj, const std::string &name) {
+  std::string v = field(obj, name);
+  return v.empty() ? 0 : std::strtod(v.c_str(), nullptr);
+}
+
+struct Case {
+  std::string json;  // the case line as written, echoed in the result
+  std::string name, scenario, api;
+  long value_size = 0, batch = 0, buffers = 0, buffer_size = 0, objects = 0, callers = 0;
+  bool timed = false;
+};
+
+struct Settings {
+  double duration_s = 1, warmup_s = 0.2;
+  long long gen_bytes = 0, segment = 0, local_buffer = 0;
+  bool populate = true, thp = true;
+  std::string prefault = "auto";
+};
+
+bool load_plan(const std::string &path, Settings *st, std::vector<Case> *cases) {
+  std::ifstream f(path);
+  std::string line;
+  if (!std::getline(f, line) || field(line, "schema") != "mcbench-plan/1") return false;
+  st->duration_s = num(line, "duration_s");
+  st->warmup_s = num(line, "warmup_s");
+  st->gen_bytes = static_cast<long long>(num(line, "gen_bytes"));
+  st->segment = static_cast<long long>(num(line, "segment"));
+  st->local_buffer = static_cast<long long>(num(line, "local_buffer"));
+  st->populate = field(line, "populate") == "true";
+  st->thp = field(line, "thp") == "true";
+  st->prefault = field(line, "prefault");
+  while (std::getline(f, line)) {
+    if (line.empty()) continue;
+    Case c;
+    c.json = line;
+    c.name = field(line, "name");
+    c.scenario = field(line, "scenario");
+    c.api = field(line, "api");
+    c.value_size = static_cast<long>(num(line, "value_size"));
+    c.batch = static_cast<long>(num(line, "batch"));
+    c.buffers = static_cast<long>(num(line, "buffers"));
+    c.buffer_size = static_cast<long>(num(line, "buffer_size"));
+    c.objects = static_cast<long>(num(line, "objects"));
+    c.callers = static_cast<long>(num(line, "callers"));
+    c.timed = field(line, "timed") == "true";
+    cases->push_back(c);
+  }
+  return true;
+}
+
+// ---- measuring (cmd/mcbench/stats.go) ------------------------------------
+
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// proc_cpu_ns is the process's user plus system time, as mcbench's procCPU.
+int64_t proc_cpu_ns() {
+  rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
+}
+
+struct Recorder {
+  std::vector<int64_t> lat;
+  int64_t busy = 0, bytes = 0, cpu = 0, start = now_ns();
+  long requests = 0, keys = 0, errors = 0;
+  void add(int64_t d, long k, int64_t b) {
+    lat.push_back(d);
+    busy += d;
+    requests++;
+    keys += k;
+    bytes += b;
+  }
+};
+
+double percentile(const std::vector<int64_t> &s, double p) {
+  if (s.empty()) return 0;
+  double rank = (s.size() - 1) * p;
+  size_t lo = static_cast<size_t>(std::floor(rank)), hi = static_cast<size_t>(std::ceil(rank));
+  return s[lo] + (static_cast<double>(s[hi]) - s[lo]) * (rank - lo);
+}
+
+std::string result_json(const Case &c, Recorder &r) {
+  std::sort(r.lat.begin(), r.lat.end());
+  double busy = r.busy / 1e9, n = static_cast<double>(r.lat.size());
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                ",\"requests\":%ld,\"keys\":%ld,\"bytes\":%lld,\"busy_s\":%.9g,\"wall_s\":%.9g,"
+                "\"ops_per_s\":%.9g,\"req_per_s\":%.9g,\"gbps\":%.9g,\"mean_us\":%.9g,\"p50_us\":%.9g,"
+                "\"p99_us\":%.9g,\"p999_us\":%.9g,\"errors\":%ld,\"cpu_s\":%.9g,\"cpu_us_per_op\":%.9g}",
+                r.requests, r.keys, static_cast<long long>(r.bytes), busy, (now_ns() - r.start) / 1e9,
+                busy > 0 ? r.keys / busy : 0, busy > 0 ? r.requests / busy : 0, busy > 0 ? r.bytes / busy / 1e9 : 0,
+                n > 0 ? r.busy / n / 1e3 : 0, percentile(r.lat, 0.5) / 1e3, percentile(r.lat, 0.99) / 1e3,
+                percentile(r.lat, 0.999) / 1e3, r.errors, r.cpu / 1e9, r.keys > 0 ? r.cpu / 1e3 / r.keys : 0);
+  std::string j = c.json;
+  j.pop_back();  // the closing brace of the case
+  return j + buf;
+}
+
+// ---- memory (mooncake/hostmem: mmap, THP advice, prefaulted) ------------
+
+struct Mem {
+  char *p = nullptr;
+  size_t n = 0;
+  Mem(size_t size, bool thp) : n(size) {
+    void *m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (thp ? 0 : MAP_POPULATE), -1, 0);
+    if (m == MAP_FAILED) {
+      std::perror("mmap");
+      std::exit(1);
+    }
+    p = static_cast<char *>(m);
+    if (thp) {
+      madvise(p, n, MADV_HUGEPAGE);
+      std::memset(p, 0, n);
+    }
+  }
+  ~Mem() { munmap(p, n); }
+  uintptr_t addr(size_t off = 0) const { return reinterpret_cast<uintptr_t>(p + off); }
+};
+
+// ---- the client ----------------------------------------------------------
+
+struct Bench {
+  mcgo_store *st = nullptr;
+  Settings set;
+  std::string run;
+  std::string host;  // this client's segment, for -own-segment
+  mcgo_replicate_config rc{};
+
+  void remove_prefix(const std::string &prefix) {
+    std::string pat = "^" + prefix;
+    mcgo_store_remove_by_regex(st, pat.data(), pat.size(), 1);
+  }
+};
+
+struct CaseRun {
+  Bench *b;
+  const Case &c;
+  int idx;
+  int gen = 0;
+  long long gen_bytes = 0;
+  long next_id = 0;
+
+  std::string prefix() const {
+    char p[64];
+    std::snprintf(p, sizeof p, "%s-%03d-", b->run.c_str(), idx);
+    return p;
+  }
+  std::string key(char ns, int g, long id) const {
+    char k[128];
+    std::snprintf(k, sizeof k, "%s-%03d-%c%04d-%012ld", b->run.c_str(), idx, ns, g, id);
+    return k;
+  }
+  // fresh is mcbench's: never-written keys, the generation removed once it
+  // would pass gen_bytes.
+  void fresh(std::vector<std::string> *keys, long n, long long req_bytes) {
+    if (gen_bytes > 0 && gen_bytes + req_bytes > b->set.gen_bytes) {
+      char pat[96];
+      std::snprintf(pat, sizeof pat, "%sw%04d-", prefix().c_str(), gen);
+      b->remove_prefix(pat);
+      gen++;
+      gen_bytes = 0;
+      next_id = 0;
+    }
+    gen_bytes += req_bytes;
+    keys->clear();
+    for (long i = 0; i < n; i++) keys->push_back(key('w', gen, next_id++));
+  }
+
+  template <class Step>
+  Recorder drive(Step step) {
+    if (b->set.warmup_s > 0) {
+      Recorder w;
+      for (int64_t t0 = now_ns(); now_ns() - t0 < static_cast<int64_t>(b->set.warmup_s * 1e9);) step(w);
+    }
+    Recorder rec;
+    int64_t limit = static_cast<int64_t>(b->set.duration_s * 1e9), wall = 4 * limit + 1000000000LL;
+    int64_t cpu0 = proc_cpu_ns();
+    while (rec.requests == 0 || (rec.busy < limit && now_ns() - rec.start < wall)) step(rec);
+    rec.cpu = proc_cpu_ns() - cpu0;
+    return rec;
+  }
+};
+
+// Packed keys, as the binding passes them: bytes back to back and n+1 offsets.
+struct Packed {
+  std::string bytes;
+  std::vector<uint64_t> offs;
+  void pack(const std::vector<std::string> &keys, size_t lo, size_t n) {
+    bytes.clear();
+    offs.assign(1, 0);
+    for (size_t i = lo; i < lo + n; i++) {
+      bytes += keys[i];
+      offs.push_back(bytes.size());
+    }
+  }
+};
+
+bool single_case(const Case &c) {
+  return c.callers <= 1 && c.batch == 1 && (c.scenario == "write_perf" || c.scenario == "read_perf") &&
+         (c.api == "plain" || c.api == "zcopy");
+}
+
+bool multi_case(const Case &c) { return c.callers <= 1 && (c.scenario == "multi_put" || c.scenario == "multi_get"); }
+
+// run_single is write_perf / read_perf of one key per call (runner.go's put
+// and get for Batch 1): put / get_begin+get_finish into one reused buffer,
+// or put_from / get_into registered memory.
+std::string run_single(CaseRun &cr) {
+  const Case &c = cr.c;
+  mcgo_store *st = cr.b->st;
+  const size_t size = c.value_size;
+  Mem mem(2 * size, cr.b->set.thp);
+  if (mcgo_store_register_buffer(st, mem.addr(), mem.n) != 0) return "";
+  std::memset(mem.p, 0x5a, size);
+  std::vector<char> payload(size, 0x5a), dst(size);
+  const bool plain = c.api == "plain";
+  std::vector<std::string> keys;
+  Recorder rec;
+  if (c.scenario == "write_perf") {
+    rec = cr.drive([&](Recorder &r) {
+      cr.fresh(&keys, 1, size);
+      const std::string &k = keys[0];
+      int64_t t0 = now_ns();
+      int32_t rc = plain ? mcgo_store_put(st, k.data(), k.size(), payload.data(), size, cr.b->rc)
+                         : mcgo_store_put_from(st, k.data(), k.size(), mem.addr(), size, cr.b->rc);
+      int64_t d = now_ns() - t0;
+      long failed = rc != 0;
+      r.add(d, 1, (1 - failed) * static_cast<int64_t>(size));
+      r.errors += failed;
+    });
+  } else {
+    std::vector<std::string> data;
+    for (long i = 0; i < c.objects; i++) data.push_back(cr.key('d', 0, i));
+    Packed pk;
+    for (size_t i = 0; i < data.size(); i++) {
+      // mcbench prepares with one-key zero-copy batch puts
+      pk.pack(data, i, 1);
+      uintptr_t a = mem.addr();
+      uint64_t z = size;
+      int64_t res = 0;
+      if (mcgo_store_batch_put_from(st, pk.bytes.data(), pk.offs.data(), 1, &a, &z, cr.b->rc, &res) != 0 || res != 0) {
+        mcgo_store_unregister_buffer(st, mem.addr());
+        return "";
+      }
+    }
+    size_t cursor = 0;
+    rec = cr.drive([&](Recorder &r) {
+      const std::string &k = data[cursor];
+      cursor = (cursor + 1) % data.size();
+      long failed = 0;
+      int64_t t0 = now_ns();
+      if (plain) {
+        uintptr_t h = 0;
+        int64_t n = mcgo_store_get_begin(st, k.data(), k.size(), &h);
+        if (n < 0) {
+          failed = 1;
+        } else if (static_cast<size_t>(n) > dst.size()) {
+          mcgo_store_get_finish(h, nullptr, 0);
+          failed = 1;
+        } else if (mcgo_store_get_finish(h, dst.data(), dst.size()) != 0 || static_cast<size_t>(n) != size) {
+          failed = 1;
+        }
+      } else {
+        int64_t n = mcgo_store_get_into(st, k.data(), k.size(), mem.addr(size), size);
+        failed = n != static_cast<int64_t>(size);
+      }
+      int64_t d = now_ns() - t0;
+      r.add(d, 1, (1 - failed) * static_cast<int64_t>(size));
+      r.errors += failed;
+    });
+  }
+  mcgo_store_unregister_buffer(st, mem.addr());
+  return result_json(c, rec);
+}
+
+// run_multi is multi_put / multi_get with prebuilt layer-first CSR lists
+// (hicache.go's multi).
+std::string run_multi(CaseRun &cr) {
+  const Case &c = cr.c;
+  mcgo_store *st = cr.b->st;
+  const size_t span = static_cast<size_t>(c.batch) * c.buffers * c.buffer_size;
+  Mem mem(2 * span, cr.b->set.thp);
+  for (size_t i = 0; i < span; i++) mem.p[i] = static_cast<char>(i * 7 + 1);
+  if (mcgo_store_register_buffer(st, mem.addr(), mem.n) != 0) return "";
+  std::vector<uintptr_t> src, dst;
+  std::vector<uint64_t> sizes, offs{0};
+  for (long k = 0; k < c.batch; k++) {
+    for (long l = 0; l < c.buffers; l++) {
+      size_t off = (static_cast<size_t>(l) * c.batch + k) * c.buffer_size;
+      src.push_back(mem.addr(off));
+      dst.push_back(mem.addr(span + off));
+      sizes.push_back(c.buffer_size);
+    }
+    offs.push_back(src.size());
+  }
+  std::vector<int64_t> res(c.batch);
+  std::vector<std::string> keys;
+  Packed pk;
+  auto count_failed = [&](int32_t rc, int64_t want) {
+    if (rc != 0) return c.batch;
+    long f = 0;
+    for (int64_t r : res) f += r < 0 || r != want;
+    return f;
+  };
+  Recorder rec;
+  if (c.scenario == "multi_put") {
+    rec = cr.drive([&](Recorder &r) {
+      cr.fresh(&keys, c.batch, span);
+      int64_t t0 = now_ns();
+      pk.pack(keys, 0, c.batch);
+      int32_t rc = mcgo_store_batch_put_from_multi_buffers(st, pk.bytes.data(), pk.offs.data(), c.batch, src.data(),
+                                                           sizes.data(), offs.data(), cr.b->rc, res.data());
+      long failed = count_failed(rc, 0);
+      r.add(now_ns() - t0, c.batch, (c.batch - failed) * static_cast<int64_t>(c.value_size));
+      r.errors += failed;
+    });
+  } else {
+    std::vector<std::string> data;
+    for (long i = 0; i < c.objects; i++) data.push_back(cr.key('d', 0, i));
+    for (size_t lo = 0; lo < data.size(); lo += c.batch) {
+      pk.pack(data, lo, c.batch);
+      int32_t rc = mcgo_store_batch_put_from_multi_buffers(st, pk.bytes.data(), pk.offs.data(), c.batch, src.data(),
+                                                           sizes.data(), offs.data(), cr.b->rc, res.data());
+      if (count_failed(rc, 0) > 0) {
+        mcgo_store_unregister_buffer(st, mem.addr());
+        return "";
+      }
+    }
+    // Keys are packed inside the clock, as the binding packs a []string in
+    // its call: the floor does the same work, minus what Go adds.
+    size_t cursor = 0;
+    rec = cr.drive([&](Recorder &r) {
+      size_t lo = cursor;
+      cursor = (cursor + c.batch) % data.size();
+      int64_t t0 = now_ns();
+      pk.pack(data, lo, c.batch);
+      int32_t rc = mcgo_store_batch_get_into_multi_buffers(st, pk.bytes.data(), pk.offs.data(), c.batch, dst.data(),
+                                                           sizes.data(), offs.data(), 0, res.data());
+      long failed = count_failed(rc, c.value_size);
+      r.add(now_ns() - t0, c.batch, (c.batch - failed) * static_cast<int64_t>(c.value_size));
+      r.errors += failed;
+    });
+  }
+  mcgo_store_unregister_buffer(st, mem.addr());
+  return result_json(c, rec);
+}
+
+// prefault is mcbench's prefaultSegment: 32 MiB objects up to 85% of the
+// segment, then removed, so that writes land on resident pages.
+void prefault(Bench &b) {
+  const size_t chunk = 32 << 20;
+  Mem mem(chunk, b.set.thp);
+  if (mcgo_store_register_buffer(b.st, mem.addr(), chunk) != 0) return;
+  long long limit = b.set.segment * 85 / 100, n = 0;
+  for (int i = 0; n + static_cast<long long>(chunk) <= limit; i++) {
+    char k[64];
+    std::snprintf(k, sizeof k, "%s-pf-%06d", b.run.c_str(), i);
+    if (mcgo_store_put_from(b.st, k, std::strlen(k), mem.addr(), chunk, b.rc) != 0) break;
+    n += chunk;
+  }
+  b.remove_prefix(b.run + "-pf-");
+  mcgo_store_unregister_buffer(b.st, mem.addr());
+  std::fprintf(stderr, "mcbench_c: prefaulted the segment: wrote and removed %lld MiB\n", n >> 20);
+}
+
+std::string host_json() {
+  utsname u{};
+  uname(&u);
+  char h[512];
+  std::snprintf(h, sizeof h, "{\"os\":\"linux\",\"arch\":\"%s\",\"cpus\":%ld,\"hostname\":\"%s\"}", u.machine,
+                sysconf(_SC_NPROCESSORS_ONLN), u.nodename);
+  return h;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  std::string plan, master, metadata, hostname = "127.0.0.1", protocol = "tcp", device;
+  bool serve = false, own = false;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "mcbench_c: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "-serve") serve = true;
+    else if (a == "-own-segment") own = true;
+    else if (a == "-plan") plan = val();
+    else if (a == "-master") master = val();
+    else if (a == "-metadata") metadata = val();
+    else if (a == "-hostname") hostname = val();
+    else if (a == "-protocol") protocol = val();
+    else if (a == "-device") device = val();
+    else {
+      std::fprintf(stderr, "mcbench_c: unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  Bench b;
+  std::vector<Case> cases;
+  if (!serve || plan.empty() || master.empty() || !load_plan(plan, &b.set, &cases)) {
+    std::fprintf(stderr, "usage: mcbench_c -serve [-own-segment] -plan PLAN -master ADDR -metadata URL [-hostname H] [-protocol P]\n");
+    return 2;
+  }
+  if (mcgo_store_create(&b.st) != 0) return 1;
+  mcgo_store_config cfg{};
+  cfg.local_hostname = hostname.c_str();
+  cfg.metadata_server = metadata.c_str();
+  cfg.global_segment_size = b.set.segment;
+  cfg.local_buffer_size = b.set.local_buffer;
+  cfg.protocol = protocol.c_str();
+  cfg.device_name = device.c_str();
+  cfg.master_server_address = master.c_str();
+  char err[512] = "";
+  if (int32_t rc = mcgo_store_setup(b.st, &cfg, err, sizeof err); rc != 0) {
+    std::fprintf(stderr, "mcbench_c: setup: %d %s\n", rc, err);
+    return 1;
+  }
+  if (own) {
+    char h[256];
+    size_t n = 0;
+    mcgo_store_hostname(b.st, h, sizeof h, &n);
+    b.host.assign(h, std::min(n, sizeof h - 1));
+    b.host.push_back('\0');
+    b.rc.preferred_segment_count = 1;
+    b.rc.preferred_segments = b.host.data();
+    b.rc.preferred_segments_len = b.host.size();
+  }
+  std::random_device rd;
+  char run[16];
+  std::snprintf(run, sizeof run, "%08x", static_cast<unsigned>(rd()));
+  b.run = run;
+  if (b.set.prefault != "off") prefault(b);
+
+  char started[32];
+  time_t t = time(nullptr);
+  strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+  std::printf("{\"schema\":\"mcbench/1\",\"client\":\"c\",\"engine\":\"%s\",\"version\":\"C++ %s\",\"host\":%s,"
+              "\"started\":\"%s\",\"params\":{},\"results\":null}\n",
+              mcgo_backend_name(), __VERSION__, host_json().c_str(), started);
+  std::fflush(stdout);
+  std::string line;
+  for (int seq = 0; std::getline(std::cin, line); seq++) {
+    if (line.empty()) continue;
+    if (line == "quit") break;
+    const Case *c = nullptr;
+    for (const Case &x : cases)
+      if (x.name == line) c = &x;
+    std::string reply;
+    if (c == nullptr) {
+      reply = "{\"results\":[],\"error\":\"no case " + line + " in the plan\"}";
+    } else if (!single_case(*c) && !multi_case(*c)) {
+      reply = "{\"results\":[]}";  // not a case of the floor
+    } else {
+      CaseRun cr{&b, *c, seq};
+      std::string r = single_case(*c) ? run_single(cr) : run_multi(cr);
+      b.remove_prefix(cr.prefix());
+      reply = r.empty() ? "{\"results\":[],\"error\":\"" + line + ": a store call failed while preparing\"}"
+                        : "{\"results\":[" + r + "]}";
+    }
+    std::printf("%s\n", reply.c_str());
+    std::fflush(stdout);
+  }
+  mcgo_store_destroy(b.st);
+  return 0;
+}
