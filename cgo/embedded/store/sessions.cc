@@ -45,6 +45,13 @@ struct Ranges {
   const uint64_t *sizes, *offsets, *bo;
 };
 
+// Prologue for the range calls, which also check the CSR range list.
+int32_t RangePrologue(mcgo_store *s, const char *keys, const uint64_t *off, size_t n, const Ranges &r,
+                      int64_t *results) {
+  if (int32_t rc = Prologue(s, keys, off, n, results)) return rc;
+  return RangesOk(r.addrs, r.sizes, r.offsets, r.bo, n) ? MCGO_OK : Refuse(results, n, MCGO_INVALID_PARAMS);
+}
+
 // Checks key i's ranges against an object of size bytes and the registered
 // memory: the bytes they move, or MCGO_INVALID_PARAMS (past the object's
 // end) or MCGO_TRANSFER_FAIL (memory not registered).
@@ -94,9 +101,8 @@ int32_t mcgo_store_batch_get_into_multi_buffer_ranges(
     const uint64_t *buf_offsets, int64_t *results) {
   if (n == 0) return MCGO_OK;
   return GuardBatch(results, n, [&]() -> int32_t {
-    if (int32_t rc = Prologue(s, keys, key_offsets, n, results)) return rc;
-    if (!RangesOk(addrs, sizes, offsets, buf_offsets, n)) return Refuse(results, n, MCGO_INVALID_PARAMS);
     const Ranges r{addrs, sizes, offsets, buf_offsets};
+    if (int32_t rc = RangePrologue(s, keys, key_offsets, n, r, results)) return rc;
     // The bytes are referenced, so the copies run outside the session lock.
     std::vector<mcgo::embedded::Bytes> data(n);
     {
@@ -200,9 +206,8 @@ int32_t mcgo_store_batch_put_from_multi_buffer_ranges(
     const uint64_t *buf_offsets, int64_t *results) {
   if (n == 0) return MCGO_OK;
   return GuardBatch(results, n, [&]() -> int32_t {
-    if (int32_t rc = Prologue(s, keys, key_offsets, n, results)) return rc;
-    if (!RangesOk(addrs, sizes, offsets, buf_offsets, n)) return Refuse(results, n, MCGO_INVALID_PARAMS);
     const Ranges r{addrs, sizes, offsets, buf_offsets};
+    if (int32_t rc = RangePrologue(s, keys, key_offsets, n, r, results)) return rc;
     // Entries stay put while inflight > 0 (end and revoke wait), so their
     // bytes are written outside the session lock.
     std::vector<mcgo_store::PutSession *> entries(n, nullptr);
