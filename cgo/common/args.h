@@ -73,6 +73,21 @@ inline bool RangesOk(const uintptr_t *addrs, const uint64_t *sizes, const uint64
   return CsrOk(addrs, sizes, bo, n) && (bo[n] == 0 || offsets != nullptr);
 }
 
+// The checks of get_into_ranges, whose results are one per range (n > 0):
+// MCGO_OK to go on with *m the range count, else the code to return, with
+// every result filled when there is room for them.
+inline int32_t RangedReadArgs(bool ready, const char *keys, const uint64_t *off, size_t n,
+                              const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *offsets,
+                              const uint64_t *bo, int64_t *results, size_t *m) {
+  if (bo == nullptr) return MCGO_INVALID_PARAMS;
+  *m = static_cast<size_t>(bo[n]);
+  if (*m > 0 && results == nullptr) return MCGO_INVALID_PARAMS;
+  if (!ready || !KeysOk(keys, off, n) || !RangesOk(addrs, sizes, offsets, bo, n)) {
+    return Refuse(results, *m, MCGO_INVALID_PARAMS);
+  }
+  return MCGO_OK;
+}
+
 // Whether [offset, offset+size) lies inside an object of limit bytes
 // (upstream's is_object_range_overflow, negated).
 inline bool RangeInside(uint64_t offset, uint64_t size, uint64_t limit) {

@@ -47,6 +47,23 @@ inline bool MountFileOk(const char *path, uint64_t offset, uint64_t size) {
   return ok;
 }
 
+// All the arguments of an allocate-and-mount call (ids may be NULL only
+// with no room); sets the rounded size and the protocol used.
+inline bool AllocateArgsOk(const mcgo_segment_id *ids, size_t ids_cap, const size_t *n_ids,
+                           const uint64_t *allocated, uint64_t size, const char *protocol,
+                           const std::string &store_protocol, uint64_t *aligned, std::string *proto) {
+  return n_ids != nullptr && allocated != nullptr && (ids != nullptr || ids_cap == 0) &&
+         SlabAligned(size, aligned) && MountProtocol(protocol, store_protocol, proto);
+}
+
+// All the arguments of a file mount; sets the protocol used.
+inline bool MountArgsOk(const mcgo_segment_id *ids, size_t ids_cap, const size_t *n_ids, const char *path,
+                        uint64_t offset, uint64_t size, const char *protocol,
+                        const std::string &store_protocol, std::string *proto) {
+  return n_ids != nullptr && (ids != nullptr || ids_cap == 0) && MountFileOk(path, offset, size) &&
+         MountProtocol(protocol, store_protocol, proto);
+}
+
 // Upstream's text form of a segment id (UuidToString).
 inline std::string SegmentIdString(const mcgo_segment_id &id) {
   return std::to_string(id.first) + "-" + std::to_string(id.second);

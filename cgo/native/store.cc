@@ -888,9 +888,8 @@ int32_t mcgo_store_allocate_and_mount_segment(mcgo_store *s, uint64_t size,
     Call call(s);
     uint64_t aligned = 0;
     std::string proto;
-    if (call.client() == nullptr || n_ids == nullptr || allocated == nullptr ||
-        (ids == nullptr && ids_cap > 0) || !mcgo::args::SlabAligned(size, &aligned) ||
-        !mcgo::args::MountProtocol(protocol, s->protocol, &proto)) {
+    if (call.client() == nullptr ||
+        !mcgo::args::AllocateArgsOk(ids, ids_cap, n_ids, allocated, size, protocol, s->protocol, &aligned, &proto)) {
       return MCGO_INVALID_PARAMS;
     }
     *n_ids = 0;
@@ -914,9 +913,8 @@ int32_t mcgo_store_mount_segment(mcgo_store *s, const char *path, uint64_t offse
   return Guard32([&]() -> int32_t {
     Call call(s);
     std::string proto;
-    if (call.client() == nullptr || n_ids == nullptr || (ids == nullptr && ids_cap > 0) ||
-        !mcgo::args::MountFileOk(path, offset, size) ||
-        !mcgo::args::MountProtocol(protocol, s->protocol, &proto)) {
+    if (call.client() == nullptr ||
+        !mcgo::args::MountArgsOk(ids, ids_cap, n_ids, path, offset, size, protocol, s->protocol, &proto)) {
       return MCGO_INVALID_PARAMS;
     }
     *n_ids = 0;
@@ -1164,12 +1162,10 @@ int32_t mcgo_store_get_into_ranges(mcgo_store *s, const char *keys, const uint64
   return Guard32([&]() -> int32_t {
     Call call(s);
     if (n == 0) return MCGO_OK;
-    if (buf_offsets == nullptr) return MCGO_INVALID_PARAMS;
-    const size_t m = static_cast<size_t>(buf_offsets[n]);
-    if (m > 0 && results == nullptr) return MCGO_INVALID_PARAMS;
-    if (call.client() == nullptr || !KeysOk(keys, key_offsets, n) ||
-        !mcgo::args::RangesOk(addrs, sizes, offsets, buf_offsets, n)) {
-      return Refuse(results, m, MCGO_INVALID_PARAMS);
+    size_t m = 0;
+    if (int32_t rc = mcgo::args::RangedReadArgs(call.client() != nullptr, keys, key_offsets, n, addrs, sizes,
+                                                offsets, buf_offsets, results, &m)) {
+      return rc;
     }
     // One upstream "buffer" per range, at the range's own address (dst
     // offset 0): upstream sizes a buffer by the registration it starts in,

@@ -664,8 +664,8 @@ int32_t mcgo_store_allocate_and_mount_segment(mcgo_store *s, uint64_t size,
   return Guard32([&]() -> int32_t {
     uint64_t aligned = 0;
     std::string proto;
-    if (!IsReady(s) || n_ids == nullptr || allocated == nullptr || (ids == nullptr && ids_cap > 0) ||
-        !mcgo::args::SlabAligned(size, &aligned) || !mcgo::args::MountProtocol(protocol, s->protocol, &proto)) {
+    if (!IsReady(s) ||
+        !mcgo::args::AllocateArgsOk(ids, ids_cap, n_ids, allocated, size, protocol, s->protocol, &aligned, &proto)) {
       return MCGO_INVALID_PARAMS;
     }
     *n_ids = 0;
@@ -682,8 +682,8 @@ int32_t mcgo_store_mount_segment(mcgo_store *s, const char *path, uint64_t offse
   (void)location;
   return Guard32([&]() -> int32_t {
     std::string proto;
-    if (!IsReady(s) || n_ids == nullptr || (ids == nullptr && ids_cap > 0) ||
-        !mcgo::args::MountFileOk(path, offset, size) || !mcgo::args::MountProtocol(protocol, s->protocol, &proto)) {
+    if (!IsReady(s) ||
+        !mcgo::args::MountArgsOk(ids, ids_cap, n_ids, path, offset, size, protocol, s->protocol, &proto)) {
       return MCGO_INVALID_PARAMS;
     }
     *n_ids = 0;

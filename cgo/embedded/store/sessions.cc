@@ -325,11 +325,10 @@ int32_t mcgo_store_get_into_ranges(mcgo_store *s, const char *keys, const uint64
                                    int64_t *results) {
   return mcgo::Guard32([&]() -> int32_t {
     if (n == 0) return MCGO_OK;
-    if (buf_offsets == nullptr) return MCGO_INVALID_PARAMS;
-    const size_t m = static_cast<size_t>(buf_offsets[n]);
-    if (m > 0 && results == nullptr) return MCGO_INVALID_PARAMS;
-    if (!IsReady(s) || !KeysOk(keys, key_offsets, n) || !RangesOk(addrs, sizes, offsets, buf_offsets, n)) {
-      return Refuse(results, m, MCGO_INVALID_PARAMS);
+    size_t m = 0;
+    if (int32_t rc = mcgo::args::RangedReadArgs(IsReady(s), keys, key_offsets, n, addrs, sizes, offsets,
+                                                buf_offsets, results, &m)) {
+      return rc;
     }
     std::vector<ReadOp> ops(n);
     for (size_t i = 0; i < n; ++i) ops[i].key = KeyAt(keys, key_offsets, i);
