@@ -71,6 +71,18 @@
 // calls) or as a hostmem.Buffers list (the typed calls), whose addresses
 // must lie in registered memory that stays mapped during the call.
 //
+// # Beyond puts and gets
+//
+// The rest of upstream's Python client, one file each: ranges of objects
+// (GetIntoRanges, and the transfer sessions StartGetSession and
+// StartPutSession, whose range calls ask the master nothing), replicas
+// (GetReplicaDesc, BatchReplicaClear), copy and move tasks (CreateCopyTask,
+// CreateMoveTask, WaitTask), segments mounted while the store runs
+// (AllocateAndMountSegment, MountSegment, UnmountSegments), per-operation
+// counters (Stats; package mooncakeprom exports them to Prometheus), and the
+// dict form of the Python setup (ConfigFromSetupDict). docs/python-api.md
+// maps every Python method to its Go counterpart.
+//
 // # Errors
 //
 // Every method returns *Error, whose Code is Mooncake's ErrorCode:
