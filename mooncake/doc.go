@@ -79,9 +79,11 @@
 // (GetReplicaDesc, BatchReplicaClear), copy and move tasks (CreateCopyTask,
 // CreateMoveTask, WaitTask), segments mounted while the store runs
 // (AllocateAndMountSegment, MountSegment, UnmountSegments), per-operation
-// counters (Stats; package mooncakeprom exports them to Prometheus), and the
-// dict form of the Python setup (ConfigFromSetupDict). docs/python-api.md
-// maps every Python method to its Go counterpart.
+// counters (Stats; package mooncakeprom exports them to Prometheus), the
+// dict form of the Python setup (ConfigFromSetupDict), and dummy clients
+// (OpenDummy, AllocFromMemPool: a thin client of upstream's standalone
+// real client, sharing its segment and connections through shared memory).
+// docs/python-api.md maps every Python method to its Go counterpart.
 //
 // # Errors
 //

@@ -136,6 +136,8 @@ const (
 	OpMountSegment                  Op = "mount_segment"
 	OpUnmountSegment                Op = "unmount_segment"
 	OpUnmountAndFreeSegment         Op = "unmount_and_free_segment"
+	OpSetupDummy                    Op = "setup_dummy"
+	OpAllocFromMemPool              Op = "alloc_from_mem_pool"
 )
 
 // Error is the error type of every Store method. Code keeps Mooncake's code

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log"
 	"time"
+	"unsafe"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
@@ -374,4 +375,42 @@ func ExampleStore_CreateCopyTask() {
 	// Output:
 	// copy succeeded <nil>
 	// 2 replicas
+}
+
+// A dummy client: the bytes live in shared memory the real client maps, so
+// a zero-copy put through the dummy copies nothing in this process. In
+// production the real client is upstream's mooncake_client on this host
+// (ServerAddress "127.0.0.1:50052"); with the embedded engine it is a store
+// of this process, named by its hostname.
+func ExampleOpenDummy() {
+	real, err := mooncake.Open(exampleConfig("dummy"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer real.Close()
+	addr, _ := real.Hostname()
+
+	d, err := mooncake.OpenDummy(mooncake.DummyConfig{ServerAddress: addr, LocalBufferSize: 16 << 20})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	page, err := d.AllocFromMemPool(4096) // valid until d.Close
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := d.RegisterBuffer(uintptr(unsafe.Pointer(&page[0])), uint64(len(page))); err != nil {
+		log.Fatal(err)
+	}
+	copy(page, "layer-0 kv")
+	if err := d.PutFrom("page-0", uintptr(unsafe.Pointer(&page[0])), uint64(len(page))); err != nil {
+		log.Fatal(err)
+	}
+	v, err := real.Get("page-0") // the real client holds what its dummy put
+	fmt.Println(string(v[:10]), len(v), err)
+	_, err = d.BatchReplicaClear([]string{"page-0"}, "", nil)
+	fmt.Println(errors.Is(err, mooncake.ErrNotSupported))
+	// Output:
+	// layer-0 kv 4096 <nil>
+	// true
 }

@@ -51,6 +51,10 @@ type conn struct {
 	// getSessions owns each key of a live GetSession (sessions.go).
 	sessMu      sync.Mutex
 	getSessions map[string]*GetSession
+	// dummy is the configuration of a dummy client (OpenDummy), else nil;
+	// poolUsed the bytes its AllocFromMemPool handed out (under memMu).
+	dummy    *DummyConfig
+	poolUsed uint64
 }
 
 // Open creates a client and connects it to the master in cfg. With the
@@ -178,9 +182,15 @@ func probeMaster(addr string) error {
 	if Backend() != "native" || strings.Contains(addr, "://") {
 		return nil // the embedded engine's masters are names; etcd/HA forms are upstream's to resolve
 	}
+	return probeTCP(OpOpen, "master", addr)
+}
+
+// probeTCP dials what's RPC port at addr (MasterDialTimeout): ErrRPCFail
+// when nothing answers.
+func probeTCP(op Op, what, addr string) error {
 	c, err := net.DialTimeout("tcp", addr, MasterDialTimeout)
 	if err != nil {
-		return &Error{Op: OpOpen, Code: ErrRPCFail, Err: fmt.Errorf("master %s unreachable: %w", addr, err)}
+		return &Error{Op: op, Code: ErrRPCFail, Err: fmt.Errorf("%s %s unreachable: %w", what, addr, err)}
 	}
 	return c.Close()
 }

@@ -28,16 +28,26 @@
 
 #include "mcgo/store.h"
 #include "common/args.h"
+#include "common/dummy_args.h"
 #include "common/key_pattern.h"
 #include "common/guard.h"
 #include "common/replica_desc.h"
 #include "common/segment_args.h"
+#include "dummy_client.h"
 #include "real_client.h"
+#include "shm_helper.h"
 #include "replica.h"
 #include "native/transfer_engine_handle.h"
 
 struct mcgo_store {
-  std::shared_ptr<mooncake::RealClient> client;
+  // A RealClient, or a DummyClient after mcgo_store_setup_dummy; real is
+  // client as a RealClient (null for a dummy), for the calls only it has.
+  std::shared_ptr<mooncake::PyClient> client;
+  mooncake::RealClient *real = nullptr;
+  // Shared memory from mcgo_store_alloc_from_mem_pool (a dummy's), freed at
+  // destroy: upstream's ShmHelper would keep it until the process ends.
+  std::mutex pool_mu;
+  std::vector<std::pair<void *, uint64_t>> pool;
   mcgo_te *engine = nullptr;  // the transfer engine it runs on, or null
   // Setup and teardown take it exclusively; calls take it shared, so a call
   // never sees a half set-up client.
@@ -65,13 +75,27 @@ class Call {
   explicit Call(mcgo_store *s) {
     if (s == nullptr) return;
     lock_ = std::shared_lock<std::shared_mutex>(s->mu);
-    if (s->ready && s->client) client_ = s->client.get();
+    if (s->ready && s->client) {
+      client_ = s->client.get();
+      real_ = s->real;
+    }
   }
-  mooncake::RealClient *client() const { return client_; }
+  mooncake::PyClient *client() const { return client_; }
+  // The client as a RealClient: null when not set up, or set up as a dummy.
+  mooncake::RealClient *real() const { return real_; }
+  // MCGO_OK when the call can use real(); MCGO_NOT_SUPPORTED for a dummy
+  // (upstream's DummyClient has no such call), MCGO_INVALID_PARAMS when
+  // not set up.
+  int32_t NeedReal() const {
+    if (client_ == nullptr) return MCGO_INVALID_PARAMS;
+    return real_ == nullptr ? MCGO_NOT_SUPPORTED : MCGO_OK;
+  }
+  bool dummy() const { return client_ != nullptr && real_ == nullptr; }
 
  private:
   std::shared_lock<std::shared_mutex> lock_;
-  mooncake::RealClient *client_ = nullptr;
+  mooncake::PyClient *client_ = nullptr;
+  mooncake::RealClient *real_ = nullptr;
 };
 
 bool ToReplicate(const mcgo_replicate_config &in, mooncake::ReplicateConfig *out) {
@@ -142,7 +166,7 @@ int32_t Results(const V &got, size_t n, int64_t *results) {
 
 // Common checks of a batch call. Returns MCGO_OK to proceed, or the
 // refusal code (results already filled).
-int32_t BatchPrologue(mooncake::RealClient *c, const char *keys,
+int32_t BatchPrologue(mooncake::PyClient *c, const char *keys,
                       const uint64_t *off, size_t n, int64_t *results) {
   if (results == nullptr) return MCGO_INVALID_PARAMS;
   if (c == nullptr || !KeysOk(keys, off, n)) {
@@ -152,13 +176,15 @@ int32_t BatchPrologue(mooncake::RealClient *c, const char *keys,
 }
 
 // A batch call that takes only keys and returns upstream's per-key results.
-template <typename F>
+// kRealOnly: a dummy refuses it (MCGO_NOT_SUPPORTED for every key).
+template <bool kRealOnly = false, typename F>
 int32_t KeysOnly(mcgo_store *s, const char *keys, const uint64_t *off, size_t n, int64_t *results,
                  F &&call_upstream) {
   if (n == 0) return MCGO_OK;
   return GuardBatch(results, n, [&]() -> int32_t {
     Call call(s);
     if (int32_t rc = BatchPrologue(call.client(), keys, off, n, results)) return rc;
+    if (kRealOnly && call.dummy()) return Refuse(results, n, MCGO_NOT_SUPPORTED);
     return Results(call_upstream(call.client(), Keys(keys, off, n)), n, results);
   });
 }
@@ -176,7 +202,9 @@ int32_t mcgo_store_create(mcgo_store **out) {
     // Not RealClient::create(): that registers the client with upstream's
     // ResourceTracker, whose signal thread would fight the Go runtime over
     // SIGINT/SIGTERM. mcgo_store_destroy tears the client down explicitly.
-    s->client = std::make_shared<mooncake::RealClient>();
+    auto real = std::make_shared<mooncake::RealClient>();
+    s->real = real.get();
+    s->client = std::move(real);
     *out = s.release();
     return MCGO_OK;
   });
@@ -189,6 +217,9 @@ void mcgo_store_destroy(mcgo_store *s) {
     s->ready = false;
     if (s->client) s->client->tearDownAll();
     s->client.reset();
+    s->real = nullptr;
+    for (const auto &p : s->pool) mooncake::ShmHelper::getInstance()->free(p.first);
+    s->pool.clear();
   } catch (...) {
   }
   mcgo::native::DetachStore(s->engine);
@@ -269,6 +300,62 @@ static int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *te,
   }
 }
 
+int32_t mcgo_store_setup_dummy(mcgo_store *s, uint64_t mem_pool_size, uint64_t local_buffer_size,
+                               const char *server_address, char *errmsg, size_t errmsg_cap) {
+  auto fail = [&](int32_t code, const std::string &msg) {
+    mcgo::args::WriteMessage(errmsg, errmsg_cap, msg);
+    return code;
+  };
+  try {
+    if (s == nullptr) return fail(MCGO_INVALID_PARAMS, "null store");
+    std::unique_lock<std::shared_mutex> lock(s->mu);
+    if (s->ready) return fail(MCGO_INVALID_PARAMS, "store is already set up");
+    if (!s->client) return fail(MCGO_INVALID_PARAMS, "store was torn down");
+    int port = 0;
+    std::string why;
+    if (!mcgo::args::ServerAddressOk(server_address, &port, &why)) {
+      return fail(MCGO_INVALID_PARAMS, why);
+    }
+    // As Python's setup_dummy: the RealClient made at create goes, a
+    // DummyClient takes its place.
+    auto dummy = std::make_shared<mooncake::DummyClient>();
+    const int rc = dummy->setup_dummy(static_cast<size_t>(mem_pool_size),
+                                      static_cast<size_t>(local_buffer_size), server_address,
+                                      mcgo::args::IpcSocketPath(port));
+    if (rc != 0) {
+      dummy->tearDownAll();
+      return fail(MCGO_RPC_FAIL, std::string("upstream setup_dummy failed: is a real client (mooncake_client) "
+                                             "serving at ") + server_address + "? (its log on stderr says more)");
+    }
+    s->client->tearDownAll();
+    s->client = std::move(dummy);
+    s->real = nullptr;
+    s->ready = true;
+    return MCGO_OK;
+  } catch (const std::exception &e) {
+    return fail(MCGO_INTERNAL_ERROR, std::string("exception: ") + e.what());
+  } catch (...) {
+    return fail(MCGO_INTERNAL_ERROR, "unknown exception");
+  }
+}
+
+int32_t mcgo_store_alloc_from_mem_pool(mcgo_store *s, uint64_t size, uintptr_t *addr) {
+  if (addr != nullptr) *addr = 0;
+  return Guard32([&]() -> int32_t {
+    Call call(s);
+    if (call.client() == nullptr || addr == nullptr || !mcgo::args::PoolSizeOk(size)) {
+      return MCGO_INVALID_PARAMS;
+    }
+    if (!call.dummy()) return MCGO_NOT_SUPPORTED;
+    const uint64_t p = call.client()->alloc_from_mem_pool(static_cast<size_t>(size));
+    if (p == 0) return MCGO_NO_AVAILABLE_HANDLE;  // upstream logs why (memfd or mmap failed)
+    std::lock_guard<std::mutex> pool_lock(s->pool_mu);
+    s->pool.emplace_back(reinterpret_cast<void *>(p), size);
+    *addr = static_cast<uintptr_t>(p);
+    return MCGO_OK;
+  });
+}
+
 uint32_t mcgo_store_capabilities(void) {
   return MCGO_CAP_TENANTS | MCGO_CAP_SSD_OFFLOAD | MCGO_CAP_CLIENT_HTTP_SERVER |
          MCGO_CAP_NOF_REPLICAS | MCGO_CAP_DFS_REPLICAS;
@@ -321,6 +408,15 @@ int32_t mcgo_store_register_buffer(mcgo_store *s, uintptr_t addr, uint64_t size)
     if (call.client() == nullptr || addr == 0 || size == 0) {
       return MCGO_INVALID_PARAMS;
     }
+    // A dummy registers only whole pool allocations (upstream answers -1,
+    // INTERNAL_ERROR, for anything else): refused here as a bad argument,
+    // as every other registration refusal.
+    if (call.dummy()) {
+      std::lock_guard<std::mutex> pool_lock(s->pool_mu);
+      bool whole = false;
+      for (const auto &p : s->pool) whole = whole || (reinterpret_cast<uintptr_t>(p.first) == addr && p.second == size);
+      if (!whole) return MCGO_INVALID_PARAMS;
+    }
     return call.client()->register_buffer(reinterpret_cast<void *>(addr),
                                           static_cast<size_t>(size));
   });
@@ -330,6 +426,15 @@ int32_t mcgo_store_unregister_buffer(mcgo_store *s, uintptr_t addr) {
   return Guard32([&]() -> int32_t {
     Call call(s);
     if (call.client() == nullptr || addr == 0) return MCGO_INVALID_PARAMS;
+    if (call.dummy()) {
+      std::lock_guard<std::mutex> pool_lock(s->pool_mu);
+      bool known = false;
+      for (const auto &p : s->pool) known = known || reinterpret_cast<uintptr_t>(p.first) == addr;
+      if (!known) return MCGO_INVALID_PARAMS;
+      // Upstream answers -1 for pool memory that is not registered.
+      const int rc = call.client()->unregister_buffer(reinterpret_cast<void *>(addr));
+      return rc == -1 ? MCGO_INVALID_PARAMS : rc;
+    }
     return call.client()->unregister_buffer(reinterpret_cast<void *>(addr));
   });
 }
@@ -447,7 +552,7 @@ int32_t mcgo_store_upsert(mcgo_store *s, const char *key, size_t key_len,
 
 // GetBuffer reads key into the client's local buffer (the copying gets
 // stage objects there): 0 with *h set, or an error code.
-static int64_t GetBuffer(mooncake::RealClient *c, const std::string &k,
+static int64_t GetBuffer(mooncake::PyClient *c, const std::string &k,
                          std::shared_ptr<mooncake::BufferHandle> *h) {
   *h = c->get_buffer(k);
   if (*h) return 0;
@@ -755,6 +860,11 @@ int32_t mcgo_store_batch_get_replica_desc(mcgo_store *s, const char *keys,
     if (!mcgo::DescArgsOk(descs, descs_cap, names, names_cap)) {
       return Refuse(results, n, MCGO_INVALID_PARAMS);
     }
+    // Upstream's standalone real client (real_client_main.cpp) serves no
+    // get_replica_desc or batch_get_replica_desc: a DummyClient's call fails
+    // ("the rpc function not registered") and answers an empty map, which
+    // would read as "no such key".
+    if (call.dummy()) return Refuse(results, n, MCGO_NOT_SUPPORTED);
     const std::vector<std::string> ks = Keys(keys, key_offsets, n);
     // Upstream's batch answer is a map without the failed keys: a key that
     // is missing, or not readable yet, has no entry (or an empty list).
@@ -787,6 +897,9 @@ int32_t mcgo_store_batch_replica_clear(mcgo_store *s, const char *keys,
     Call call(s);
     if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) return rc;
     if (segment == nullptr && segment_len > 0) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    // Upstream's DummyClient answers every clear with "nothing cleared"
+    // without asking anyone: refused instead, so no caller mistakes it.
+    if (call.dummy()) return Refuse(results, n, MCGO_NOT_SUPPORTED);
     const std::vector<std::string> ks = Keys(keys, key_offsets, n);
     // Upstream answers with the keys it cleared (and an empty list when
     // the call fails as a whole).
@@ -801,7 +914,7 @@ int32_t mcgo_store_batch_replica_clear(mcgo_store *s, const char *keys,
 int32_t mcgo_store_batch_remove(mcgo_store *s, const char *keys,
                                 const uint64_t *key_offsets, size_t n,
                                 int32_t force, int64_t *results) {
-  return KeysOnly(s, keys, key_offsets, n, results, [&](mooncake::RealClient *c, const std::vector<std::string> &ks) {
+  return KeysOnly(s, keys, key_offsets, n, results, [&](mooncake::PyClient *c, const std::vector<std::string> &ks) {
     return c->batchRemove(ks, force != 0);
   });
 }
@@ -863,11 +976,12 @@ int32_t UnmountEach(mcgo_store *s, const mcgo_segment_id *ids, size_t n, uint64_
     Call call(s);
     if (results == nullptr) return MCGO_INVALID_PARAMS;
     if (call.client() == nullptr || ids == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (int32_t rc = call.NeedReal()) return Refuse(results, n, rc);
     int32_t first = MCGO_OK;
     for (size_t i = 0; i < n; ++i) {
       const std::vector<std::string> one{mcgo::args::SegmentIdString(ids[i])};
-      int rc = free_memory ? call.client()->unmountAndFreeSegment(one, grace)
-                           : call.client()->unmountSegment(one, grace);
+      int rc = free_memory ? call.real()->unmountAndFreeSegment(one, grace)
+                           : call.real()->unmountSegment(one, grace);
       if (rc == -1) rc = MCGO_INVALID_PARAMS;  // not in this client's records of that kind
       results[i] = rc;
       if (rc != 0 && first == MCGO_OK) first = rc;
@@ -888,6 +1002,7 @@ int32_t mcgo_store_allocate_and_mount_segment(mcgo_store *s, uint64_t size,
     Call call(s);
     uint64_t aligned = 0;
     std::string proto;
+    if (call.dummy()) return MCGO_NOT_SUPPORTED;  // checked first: a dummy has no protocol
     if (call.client() == nullptr ||
         !mcgo::args::AllocateArgsOk(ids, ids_cap, n_ids, allocated, size, protocol, s->protocol, &aligned, &proto)) {
       return MCGO_INVALID_PARAMS;
@@ -896,11 +1011,11 @@ int32_t mcgo_store_allocate_and_mount_segment(mcgo_store *s, uint64_t size,
     *allocated = 0;
     std::vector<std::string> got;
     size_t done = 0;
-    const int rc = call.client()->allocateAndMountSegment(static_cast<size_t>(size), proto,
+    const int rc = call.real()->allocateAndMountSegment(static_cast<size_t>(size), proto,
                                                           location == nullptr ? "" : location, got, &done);
     if (rc != 0) return MCGO_INTERNAL_ERROR;  // upstream says -1 for any failure (its log has why)
     const int32_t out = MountedIds(got, ids, ids_cap, n_ids, [&](const std::vector<std::string> &all) {
-      call.client()->unmountAndFreeSegment(all, 0);
+      call.real()->unmountAndFreeSegment(all, 0);
     });
     if (out == MCGO_OK) *allocated = done;
     return out;
@@ -913,17 +1028,18 @@ int32_t mcgo_store_mount_segment(mcgo_store *s, const char *path, uint64_t offse
   return Guard32([&]() -> int32_t {
     Call call(s);
     std::string proto;
+    if (call.dummy()) return MCGO_NOT_SUPPORTED;
     if (call.client() == nullptr ||
         !mcgo::args::MountArgsOk(ids, ids_cap, n_ids, path, offset, size, protocol, s->protocol, &proto)) {
       return MCGO_INVALID_PARAMS;
     }
     *n_ids = 0;
     std::vector<std::string> got;
-    const int rc = call.client()->mountSegment(path, static_cast<size_t>(offset), static_cast<size_t>(size),
+    const int rc = call.real()->mountSegment(path, static_cast<size_t>(offset), static_cast<size_t>(size),
                                                proto, location == nullptr ? "" : location, got);
     if (rc != 0) return MCGO_INTERNAL_ERROR;  // -1 for any failure (its log has why)
     return MountedIds(got, ids, ids_cap, n_ids, [&](const std::vector<std::string> &all) {
-      call.client()->unmountSegment(all, 0);
+      call.real()->unmountSegment(all, 0);
     });
   });
 }
@@ -962,6 +1078,7 @@ int32_t RangeCall(mcgo_store *s, const char *keys, const uint64_t *key_offsets, 
   return GuardBatch(results, n, [&]() -> int32_t {
     Call call(s);
     if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) return rc;
+    if (call.dummy()) return Refuse(results, n, MCGO_NOT_SUPPORTED);  // sessions are RealClient's
     if (!mcgo::args::RangesOk(addrs, sizes, offsets, bo, n)) return Refuse(results, n, MCGO_INVALID_PARAMS);
     std::vector<std::vector<void *>> ptrs;
     std::vector<std::vector<size_t>> lens;
@@ -1003,7 +1120,7 @@ extern "C" {
 int32_t mcgo_store_batch_get_session_start(mcgo_store *s, const char *keys,
                                            const uint64_t *key_offsets, size_t n,
                                            int64_t *results) {
-  return KeysOnly(s, keys, key_offsets, n, results, [&](mooncake::RealClient *c, const std::vector<std::string> &ks) {
+  return KeysOnly<true>(s, keys, key_offsets, n, results, [&](mooncake::PyClient *c, const std::vector<std::string> &ks) {
     return c->batch_get_session_start(ks);
   });
 }
@@ -1013,7 +1130,7 @@ int32_t mcgo_store_batch_get_into_multi_buffer_ranges(
     const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *offsets,
     const uint64_t *buf_offsets, int64_t *results) {
   return RangeCall(s, keys, key_offsets, n, addrs, sizes, offsets, buf_offsets, results,
-                   [](mooncake::RealClient *c, const auto &ks, const auto &p, const auto &l, const auto &o) {
+                   [](mooncake::PyClient *c, const auto &ks, const auto &p, const auto &l, const auto &o) {
                      return c->batch_get_into_multi_buffer_ranges(ks, p, l, o);
                    });
 }
@@ -1024,6 +1141,7 @@ int32_t mcgo_store_batch_get_session_end(mcgo_store *s, const char *keys,
     if (n == 0) return MCGO_OK;
     Call call(s);
     if (call.client() == nullptr || !KeysOk(keys, key_offsets, n)) return MCGO_INVALID_PARAMS;
+    if (call.dummy()) return MCGO_NOT_SUPPORTED;
     return call.client()->batch_get_session_end(Keys(keys, key_offsets, n));
   });
 }
@@ -1036,6 +1154,7 @@ int32_t mcgo_store_batch_put_session_start(mcgo_store *s, const char *keys,
   return GuardBatch(results, n, [&]() -> int32_t {
     Call call(s);
     if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) return rc;
+    if (call.dummy()) return Refuse(results, n, MCGO_NOT_SUPPORTED);
     mooncake::ReplicateConfig rc;
     if (sizes == nullptr || !ToReplicate(cfg, &rc)) return Refuse(results, n, MCGO_INVALID_PARAMS);
     // Refused here as the embedded engine refuses them: size 0, and a key
@@ -1059,7 +1178,7 @@ int32_t mcgo_store_batch_put_from_multi_buffer_ranges(
     const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *offsets,
     const uint64_t *buf_offsets, int64_t *results) {
   return RangeCall(s, keys, key_offsets, n, addrs, sizes, offsets, buf_offsets, results,
-                   [](mooncake::RealClient *c, const auto &ks, const auto &p, const auto &l, const auto &o) {
+                   [](mooncake::PyClient *c, const auto &ks, const auto &p, const auto &l, const auto &o) {
                      return c->batch_put_from_multi_buffer_ranges(ks, p, l, o);
                    });
 }
@@ -1067,7 +1186,7 @@ int32_t mcgo_store_batch_put_from_multi_buffer_ranges(
 int32_t mcgo_store_batch_put_session_end(mcgo_store *s, const char *keys,
                                          const uint64_t *key_offsets, size_t n,
                                          int64_t *results) {
-  return KeysOnly(s, keys, key_offsets, n, results, [&](mooncake::RealClient *c, const std::vector<std::string> &ks) {
+  return KeysOnly<true>(s, keys, key_offsets, n, results, [&](mooncake::PyClient *c, const std::vector<std::string> &ks) {
     return c->batch_put_session_end(ks);
   });
 }
@@ -1075,7 +1194,7 @@ int32_t mcgo_store_batch_put_session_end(mcgo_store *s, const char *keys,
 int32_t mcgo_store_batch_put_session_revoke(mcgo_store *s, const char *keys,
                                             const uint64_t *key_offsets, size_t n,
                                             int64_t *results) {
-  return KeysOnly(s, keys, key_offsets, n, results, [&](mooncake::RealClient *c, const std::vector<std::string> &ks) {
+  return KeysOnly<true>(s, keys, key_offsets, n, results, [&](mooncake::PyClient *c, const std::vector<std::string> &ks) {
     return c->batch_put_session_revoke(ks);
   });
 }
@@ -1201,8 +1320,8 @@ extern "C" {
 int32_t mcgo_store_unmount_local_disk_segment(mcgo_store *s, uint64_t grace_seconds) {
   return Guard32([&]() -> int32_t {
     Call call(s);
-    if (call.client() == nullptr) return MCGO_INVALID_PARAMS;
-    const int rc = call.client()->drainLocalDiskSegment(grace_seconds);
+    if (int32_t rc = call.NeedReal()) return rc;
+    const int rc = call.real()->drainLocalDiskSegment(grace_seconds);
     return rc == 0 ? MCGO_OK : MCGO_INTERNAL_ERROR;  // upstream says -1 for any failure
   });
 }
@@ -1210,8 +1329,8 @@ int32_t mcgo_store_unmount_local_disk_segment(mcgo_store *s, uint64_t grace_seco
 int64_t mcgo_store_offload_rpc_read_count(mcgo_store *s) {
   return Guard64([&]() -> int64_t {
     Call call(s);
-    if (call.client() == nullptr) return MCGO_INVALID_PARAMS;
-    return static_cast<int64_t>(call.client()->get_offload_rpc_read_count());
+    if (int32_t rc = call.NeedReal()) return rc;
+    return static_cast<int64_t>(call.real()->get_offload_rpc_read_count());
   });
 }
 

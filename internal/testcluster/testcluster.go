@@ -234,6 +234,16 @@ func (m *Master) Env() []string {
 // FindMaster finds mooncake_master: path, $MOONCAKE_MASTER_BIN,
 // $MOONCAKE_PREFIX/build/mooncake-store/src/mooncake_master, or PATH.
 func FindMaster(path string) (string, error) {
+	return findBin(path, "mooncake_master", "MOONCAKE_MASTER_BIN")
+}
+
+// FindRealClient finds upstream's standalone real client, mooncake_client,
+// as FindMaster finds the master ($MOONCAKE_REAL_CLIENT_BIN first).
+func FindRealClient(path string) (string, error) {
+	return findBin(path, "mooncake_client", "MOONCAKE_REAL_CLIENT_BIN")
+}
+
+func findBin(path, name, envVar string) (string, error) {
 	var tried []string
 	try := func(p string) (string, bool) {
 		if p == "" {
@@ -246,21 +256,21 @@ func FindMaster(path string) (string, error) {
 	if p, ok := try(path); ok {
 		return p, nil
 	}
-	if p, ok := try(os.Getenv("MOONCAKE_MASTER_BIN")); ok {
+	if p, ok := try(os.Getenv(envVar)); ok {
 		return p, nil
 	}
 	if pre := os.Getenv("MOONCAKE_PREFIX"); pre != "" {
-		for _, c := range []string{"build/mooncake-store/src/mooncake_master", "bin/mooncake_master"} {
+		for _, c := range []string{"build/mooncake-store/src/" + name, "bin/" + name} {
 			if p, ok := try(filepath.Join(pre, c)); ok {
 				return p, nil
 			}
 		}
 	}
-	if p, err := exec.LookPath("mooncake_master"); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
-	tried = append(tried, "mooncake_master on PATH")
-	return "", fmt.Errorf("mooncake_master not found (tried %q); set MOONCAKE_PREFIX to an upstream build or MOONCAKE_MASTER_BIN", tried)
+	tried = append(tried, name+" on PATH")
+	return "", fmt.Errorf("%s not found (tried %q); set MOONCAKE_PREFIX to an upstream build or %s", name, tried, envVar)
 }
 
 // FreePorts returns n distinct free TCP ports on 127.0.0.1.

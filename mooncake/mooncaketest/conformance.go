@@ -82,6 +82,8 @@ var conformanceTests = []struct {
 	{"TypedCalls", testTypedCalls},
 	{"RegisteredMemoryIsNotFreed", testRegisteredMemoryIsNotFreed},
 	{"StoreOnEngine", testStoreOnEngine},
+	{"Dummy", testDummy},
+	{"DummyOpen", testDummyOpen},
 }
 
 func isCode(t *testing.T, err error, code mooncake.ErrorCode, msgAndArgs ...any) {

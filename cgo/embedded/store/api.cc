@@ -21,6 +21,7 @@
 #include "mcgo/store.h"
 #include "common/replica_desc.h"
 #include "common/args.h"
+#include "common/dummy_args.h"
 #include "common/guard.h"
 #include "common/segment_args.h"
 
@@ -36,6 +37,7 @@ using mcgo::args::MakeKey;
 using mcgo::args::Refuse;
 using mcgo::args::WriteMessage;
 using mcgo::embedded::BufferList;
+using mcgo::embedded::IsDummy;
 using mcgo::embedded::IsReady;
 using mcgo::embedded::PlacementConfig;
 using mcgo::embedded::ReadOp;
@@ -226,26 +228,85 @@ int32_t mcgo_store_setup_on_engine(mcgo_store *s, const mcgo_store_config *cfg,
   return SetupOn(s, cfg, engine, errmsg, errmsg_cap);
 }
 
+int32_t mcgo_store_setup_dummy(mcgo_store *s, uint64_t mem_pool_size, uint64_t local_buffer_size,
+                               const char *server_address, char *errmsg, size_t errmsg_cap) {
+  (void)mem_pool_size;  // as upstream's DummyClient, which takes it and does not use it
+  WriteMessage(errmsg, errmsg_cap, "");
+  if (s == nullptr) {
+    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup_dummy: store handle is NULL");
+    return MCGO_INVALID_PARAMS;
+  }
+  try {
+    int port = 0;
+    std::string err;
+    int32_t rc = mcgo::args::ServerAddressOk(server_address, &port, &err)
+                     ? mcgo::embedded::SetupDummy(s, local_buffer_size, server_address, &err)
+                     : MCGO_INVALID_PARAMS;
+    if (rc != MCGO_OK) WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup_dummy: " + err);
+    return rc;
+  } catch (const std::exception &e) {
+    WriteMessage(errmsg, errmsg_cap, std::string("mcgo_store_setup_dummy: internal error: ") + e.what());
+  } catch (...) {
+    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup_dummy: internal error");
+  }
+  return MCGO_INTERNAL_ERROR;
+}
+
+int32_t mcgo_store_alloc_from_mem_pool(mcgo_store *s, uint64_t size, uintptr_t *addr) {
+  if (addr != nullptr) *addr = 0;
+  return Guard32([&]() -> int32_t {
+    if (!IsReady(s) || addr == nullptr || !mcgo::args::PoolSizeOk(size)) return MCGO_INVALID_PARAMS;
+    if (!s->dummy) return MCGO_NOT_SUPPORTED;
+    // Shared memory as upstream's (a memfd there, to hand to another
+    // process); mapped lazily, so a large pool costs nothing until touched.
+    void *p = mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return MCGO_NO_AVAILABLE_HANDLE;
+    std::lock_guard<std::mutex> lock(s->pool_mu);
+    s->pool.emplace_back(p, size);
+    *addr = reinterpret_cast<uintptr_t>(p);
+    return MCGO_OK;
+  });
+}
+
+// A dummy registers only whole pool allocations, as upstream's DummyClient
+// (which maps each into its real client); 0 when addr (and size, unless it
+// is 0) names one.
+static bool InPool(mcgo_store *s, uintptr_t addr, uint64_t size) {
+  std::lock_guard<std::mutex> lock(s->pool_mu);
+  for (const auto &p : s->pool) {
+    if (reinterpret_cast<uintptr_t>(p.first) == addr && (size == 0 || p.second == size)) return true;
+  }
+  return false;
+}
+
 int32_t mcgo_store_health_check(mcgo_store *s) {
+  // A dummy whose real client is gone: it no longer answers.
+  if (s != nullptr && s->ready.load(std::memory_order_acquire) && s->dummy && !IsReady(s)) {
+    return MCGO_RPC_FAIL;
+  }
   return IsReady(s) ? MCGO_OK : MCGO_INVALID_PARAMS;
 }
 
 int32_t mcgo_store_hostname(mcgo_store *s, char *buf, size_t buf_cap, size_t *len) {
   if (!IsReady(s)) return MCGO_INVALID_PARAMS;
   if (buf == nullptr && buf_cap > 0) return MCGO_INVALID_PARAMS;
-  if (len != nullptr) *len = s->hostname.size();
-  WriteMessage(buf, buf_cap, s->hostname);
+  const std::string &name = s->dummy ? std::string() : s->hostname;  // upstream's dummy has none
+  if (len != nullptr) *len = name.size();
+  WriteMessage(buf, buf_cap, name);
   return MCGO_OK;
 }
 
 int32_t mcgo_store_register_buffer(mcgo_store *s, uintptr_t addr, uint64_t size) {
   if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+  if (s->dummy && (addr == 0 || size == 0 || !InPool(s, addr, size))) return MCGO_INVALID_PARAMS;
   return Guard32(
                           [&] { return StoreCode(s->regions->Add(addr, size)); });
 }
 
 int32_t mcgo_store_unregister_buffer(mcgo_store *s, uintptr_t addr) {
   if (!IsReady(s)) return MCGO_INVALID_PARAMS;
+  if (s->dummy && (addr == 0 || !InPool(s, addr, 0))) return MCGO_INVALID_PARAMS;
   return Guard32(
                           [&] { return StoreCode(s->regions->Remove(addr)); });
 }
@@ -533,6 +594,7 @@ int32_t mcgo_store_batch_get_replica_desc(mcgo_store *s, const char *keys,
         !mcgo::DescArgsOk(descs, descs_cap, names, names_cap)) {
       return Refuse(results, n, MCGO_INVALID_PARAMS);
     }
+    if (s->dummy) return Refuse(results, n, MCGO_NOT_SUPPORTED);  // as the native backend
     mcgo::DescWriter w(descs, descs_cap, names, names_cap);
     std::vector<mcgo::embedded::Cluster::ReplicaInfo> infos;
     for (size_t i = 0; i < n; ++i) {
@@ -562,6 +624,7 @@ int32_t mcgo_store_batch_replica_clear(mcgo_store *s, const char *keys,
   return GuardBatch(results, n, [&]() -> int32_t {
     if (int32_t rc = KeysPrologue(s, keys, key_offsets, n, results); rc != kProceed) return rc;
     if (segment == nullptr && segment_len > 0) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (s->dummy) return Refuse(results, n, MCGO_NOT_SUPPORTED);  // as the native backend
     const std::string seg(segment == nullptr ? "" : segment, segment_len);
     for (size_t i = 0; i < n; ++i) {
       results[i] = s->cluster->ClearReplicas(KeyAt(keys, key_offsets, i), s->hostname, seg) ? 1 : 0;
@@ -642,6 +705,7 @@ int32_t UnmountEach(mcgo_store *s, const mcgo_segment_id *ids, size_t n, uint64_
     if (n == 0) return MCGO_OK;
     if (results == nullptr) return MCGO_INVALID_PARAMS;
     if (!IsReady(s) || ids == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (s->dummy) return Refuse(results, n, MCGO_NOT_SUPPORTED);  // a dummy has no segments
     int32_t first = MCGO_OK;
     for (size_t i = 0; i < n; ++i) {
       const int32_t rc = mcgo::embedded::UnmountMemory(s, ids[i], grace, allocated);
@@ -664,6 +728,7 @@ int32_t mcgo_store_allocate_and_mount_segment(mcgo_store *s, uint64_t size,
   return Guard32([&]() -> int32_t {
     uint64_t aligned = 0;
     std::string proto;
+    if (IsDummy(s)) return MCGO_NOT_SUPPORTED;  // checked first, as the native backend
     if (!IsReady(s) ||
         !mcgo::args::AllocateArgsOk(ids, ids_cap, n_ids, allocated, size, protocol, s->protocol, &aligned, &proto)) {
       return MCGO_INVALID_PARAMS;
@@ -682,6 +747,7 @@ int32_t mcgo_store_mount_segment(mcgo_store *s, const char *path, uint64_t offse
   (void)location;
   return Guard32([&]() -> int32_t {
     std::string proto;
+    if (IsDummy(s)) return MCGO_NOT_SUPPORTED;
     if (!IsReady(s) ||
         !mcgo::args::MountArgsOk(ids, ids_cap, n_ids, path, offset, size, protocol, s->protocol, &proto)) {
       return MCGO_INVALID_PARAMS;
@@ -770,10 +836,12 @@ extern "C" {
 
 int32_t mcgo_store_unmount_local_disk_segment(mcgo_store *s, uint64_t grace_seconds) {
   (void)grace_seconds;  // nothing to drain, so nothing to wait for
+  if (IsDummy(s)) return MCGO_NOT_SUPPORTED;
   return IsReady(s) ? MCGO_OK : MCGO_INVALID_PARAMS;
 }
 
 int64_t mcgo_store_offload_rpc_read_count(mcgo_store *s) {
+  if (IsDummy(s)) return MCGO_NOT_SUPPORTED;
   return IsReady(s) ? 0 : MCGO_INVALID_PARAMS;
 }
 

@@ -16,6 +16,19 @@
 namespace mcgo::embedded {
 namespace {
 
+// The real clients dummies can reach, by hostname: the embedded engine's
+// stand-in for upstream's standalone real client, which serves dummies at
+// an RPC address. A real client is in it from setup until its teardown
+// begins, so a dummy's setup may read its fields under the lock.
+struct ServedRegistry {
+  std::mutex mu;
+  std::unordered_map<std::string, mcgo_store *> by_name;
+};
+ServedRegistry &ServedByName() {
+  static auto *r = new ServedRegistry;  // never destroyed: stores may outlive statics
+  return *r;
+}
+
 // The smallest segment upstream mounts: one slab of its allocator.
 constexpr uint64_t kMinSegmentSize = MCGO_SEGMENT_SLAB_SIZE;
 
@@ -235,13 +248,77 @@ int32_t Setup(mcgo_store *s, const mcgo_store_config &cfg, std::string *err,
   s->protocol = protocol;
   s->local_buffer = local;
   s->local_buffer_size = local_size;
+  s->served = std::make_shared<mcgo::embedded::Served>();
+  {
+    ServedRegistry &r = ServedByName();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.by_name.emplace(s->hostname, s);  // the first of two same-named clients keeps it
+  }
   s->ready.store(true, std::memory_order_release);
   return MCGO_OK;
 }
 
+int32_t SetupDummy(mcgo_store *s, uint64_t local_buffer_size, const std::string &server,
+                   std::string *err) {
+  std::lock_guard<std::mutex> setup_lock(s->setup_mu);
+  if (s->ready.load(std::memory_order_acquire)) {
+    *err = "the store is already set up";
+    return MCGO_INVALID_PARAMS;
+  }
+  ServedRegistry &r = ServedByName();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.by_name.find(server);
+  if (it == r.by_name.end()) {
+    // Upstream's DummyClient fails to connect: no real client answers there.
+    *err = "no real client serves at " + server +
+           " (embedded engine: a store set up in this process, named by its hostname)";
+    return MCGO_RPC_FAIL;
+  }
+  const mcgo_store *real = it->second;
+  s->served = real->served;
+  s->cluster = real->cluster;  // a reference of the dummy's own; Leave drops it
+  s->hostname = real->hostname;  // placement is the real client's; mcgo_store_hostname says ""
+  s->segment_id = real->segment_id;
+  s->regions = real->regions;
+  s->protocol = real->protocol;
+  // Only its size matters here: it bounds the copying calls, as upstream
+  // stages a dummy's copying gets in its local buffer.
+  s->local_buffer_size = local_buffer_size;
+  s->dummy = true;
+  s->ready.store(true, std::memory_order_release);
+  return MCGO_OK;
+}
+
+namespace {
+// A dummy's teardown: its registrations leave the real client's set, its
+// shared memory is unmapped; the real client's segment and objects stay.
+void TeardownDummy(mcgo_store *s) noexcept {
+  std::lock_guard<std::mutex> lock(s->pool_mu);
+  for (const auto &p : s->pool) {
+    s->regions->Remove(reinterpret_cast<uintptr_t>(p.first));
+    munmap(p.first, static_cast<size_t>(p.second));
+  }
+  s->pool.clear();
+  s->regions = std::make_shared<RegionSet>();
+  s->served.reset();
+  Cluster::Leave(&s->cluster);
+}
+}  // namespace
+
 void Teardown(mcgo_store *s) noexcept {
   if (!s->ready.load(std::memory_order_acquire)) return;
   s->ready.store(false, std::memory_order_release);
+  if (s->dummy) {
+    TeardownDummy(s);
+    return;
+  }
+  {
+    ServedRegistry &r = ServedByName();
+    std::lock_guard<std::mutex> lock(r.mu);
+    auto it = r.by_name.find(s->hostname);
+    if (it != r.by_name.end() && it->second == s) r.by_name.erase(it);
+  }
+  s->served->alive.store(false, std::memory_order_release);
   try {
     {
       std::lock_guard<std::mutex> lock(s->mounts_mu);

@@ -20,6 +20,14 @@
 #include "mcgo/store.h"
 #include "embedded/transfer/engine.h"
 
+namespace mcgo::embedded {
+// What a set-up real client shares with its dummies: alive turns false when
+// it is torn down, after which every call of a dummy fails.
+struct Served {
+  std::atomic<bool> alive{true};
+};
+}  // namespace mcgo::embedded
+
 struct mcgo_store {
   std::mutex setup_mu;            // serialises mcgo_store_setup
   std::atomic<bool> ready{false}; // set (release) once setup succeeded
@@ -65,6 +73,14 @@ struct mcgo_store {
   std::condition_variable sessions_cv;
   std::unordered_map<std::string, GetSession> get_sessions;
   std::unordered_map<std::string, PutSession> put_sessions;
+  // Dummy clients (mcgo_store_setup_dummy). A real client's served is its
+  // own; a dummy shares its real client's, and with it the real client's
+  // cluster, segment, name and registrations: the real client does a
+  // dummy's work, as upstream's does over RPC. Written before `ready`.
+  std::shared_ptr<mcgo::embedded::Served> served;
+  bool dummy = false;
+  std::mutex pool_mu;  // guards pool: mcgo_store_alloc_from_mem_pool's memory
+  std::vector<std::pair<void *, uint64_t>> pool;
 };
 
 namespace mcgo::embedded {
@@ -79,13 +95,21 @@ struct BufferList {
   size_t End(size_t i) const { return offsets ? offsets[i + 1] : i + 1; }
 };
 
+// A dummy is ready only while its real client is.
 inline bool IsReady(const mcgo_store *s) {
-  return s != nullptr && s->ready.load(std::memory_order_acquire);
+  return s != nullptr && s->ready.load(std::memory_order_acquire) &&
+         (!s->dummy || s->served->alive.load(std::memory_order_acquire));
 }
+
+// A ready dummy client: the calls upstream's DummyClient lacks refuse it.
+inline bool IsDummy(const mcgo_store *s) { return IsReady(s) && s->dummy; }
 
 // engine, when not null, is the transfer engine to run on.
 int32_t Setup(mcgo_store *s, const mcgo_store_config &cfg, std::string *err,
               mcgo_te *engine = nullptr);
+// Sets s up as a dummy of the real client named server (its hostname).
+int32_t SetupDummy(mcgo_store *s, uint64_t local_buffer_size, const std::string &server,
+                   std::string *err);
 // Unmounts the client's segment and releases everything setup acquired.
 void Teardown(mcgo_store *s) noexcept;
 

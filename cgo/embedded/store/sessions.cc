@@ -36,6 +36,7 @@ using mcgo::embedded::WriteOp;
 int32_t Prologue(mcgo_store *s, const char *keys, const uint64_t *off, size_t n, int64_t *results) {
   if (results == nullptr) return MCGO_INVALID_PARAMS;
   if (!IsReady(s) || !KeysOk(keys, off, n)) return Refuse(results, n, MCGO_INVALID_PARAMS);
+  if (s->dummy) return Refuse(results, n, MCGO_NOT_SUPPORTED);  // sessions are RealClient's
   return MCGO_OK;
 }
 
@@ -141,6 +142,7 @@ int32_t mcgo_store_batch_get_session_end(mcgo_store *s, const char *keys,
   return mcgo::Guard32([&]() -> int32_t {
     if (n == 0) return MCGO_OK;
     if (!IsReady(s) || !KeysOk(keys, key_offsets, n)) return MCGO_INVALID_PARAMS;
+    if (s->dummy) return MCGO_NOT_SUPPORTED;
     std::lock_guard<std::mutex> lock(s->sessions_mu);
     for (size_t i = 0; i < n; ++i) s->get_sessions.erase(KeyAt(keys, key_offsets, i));
     return MCGO_OK;

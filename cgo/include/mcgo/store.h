@@ -124,6 +124,29 @@ int32_t mcgo_store_setup(mcgo_store *s, const mcgo_store_config *cfg, char *errm
 int32_t mcgo_store_setup_on_engine(mcgo_store *s, const mcgo_store_config *cfg,
                                    mcgo_te *engine, char *errmsg,
                                    size_t errmsg_cap);
+/* Sets the store up as upstream's DummyClient (Python's setup_dummy, ABI 6):
+ * a thin client of a real client that runs in another process (upstream's
+ * standalone mooncake_client; with the embedded engine, any store set up
+ * in this process, named by its hostname). server_address is that real
+ * client's "host:port" (its RPC port; port 1..65535). Every call goes to
+ * the real client, which owns what the dummy puts; the zero-copy calls
+ * move bytes in shared memory from mcgo_store_alloc_from_mem_pool, which
+ * the real client maps once registered with mcgo_store_register_buffer.
+ * local_buffer_size bytes of shared memory stage the copying gets (0: none,
+ * and then they fail). mem_pool_size is passed on as upstream takes it;
+ * upstream does not use it. A dummy refuses with MCGO_NOT_SUPPORTED what
+ * upstream's DummyClient does not have: the segment and SSD calls, the
+ * transfer sessions, and batch_replica_clear. Its hostname is "". */
+int32_t mcgo_store_setup_dummy(mcgo_store *s, uint64_t mem_pool_size,
+                               uint64_t local_buffer_size, const char *server_address,
+                               char *errmsg, size_t errmsg_cap);
+/* Allocates size bytes (1 B..1 TiB) of shared memory for a dummy's zero-copy
+ * calls and sets *addr (alloc_from_mem_pool). It must be registered, with
+ * exactly this address and size, before a zero-copy call uses it; a dummy
+ * refuses to register anything else. Freed when the store is destroyed.
+ * MCGO_NOT_SUPPORTED on a store not set up as a dummy (upstream's
+ * RealClient answers 0). */
+int32_t mcgo_store_alloc_from_mem_pool(mcgo_store *s, uint64_t size, uintptr_t *addr);
 /* 0 when the client is set up and its master answers; MCGO_INVALID_PARAMS
  * when it is not set up; MCGO_RPC_FAIL when the master does not answer. */
 int32_t mcgo_store_health_check(mcgo_store *s);

@@ -165,6 +165,31 @@ func (c Client) SetupOnEngine(cfg *Config, engine unsafe.Pointer) (int32, string
 	return c.setup(cfg, engine)
 }
 
+// SetupDummy sets the client up as a dummy of the real client at server
+// (mcgo_store_setup_dummy). On failure it returns the code and the
+// engine's message.
+func (c Client) SetupDummy(memPoolSize, localBufferSize uint64, server string) (int32, string) {
+	cs := newCStrings(server)
+	defer cs.free()
+	var msg [512]byte
+	rc := int32(C.mcgo_store_setup_dummy(c.p, C.uint64_t(memPoolSize), C.uint64_t(localBufferSize), cs[0],
+		(*C.char)(unsafe.Pointer(&msg[0])), C.size_t(len(msg))))
+	if rc == 0 {
+		return 0, ""
+	}
+	return rc, cabi.TrimNUL(msg[:])
+}
+
+// AllocFromMemPool allocates size bytes of a dummy's shared memory
+// (mcgo_store_alloc_from_mem_pool) and returns it. The C call writes the
+// address straight into an unsafe.Pointer: the memory is not Go's, and no
+// uintptr-to-pointer conversion is needed.
+func (c Client) AllocFromMemPool(size uint64) (unsafe.Pointer, int32) {
+	var p unsafe.Pointer
+	rc := int32(C.mcgo_store_alloc_from_mem_pool(c.p, C.uint64_t(size), (*C.uintptr_t)(unsafe.Pointer(&p))))
+	return p, rc
+}
+
 // Capabilities returns mcgo_store_capabilities: bit 0 tenants, 1 SSD
 // offload, 2 the client HTTP server.
 func Capabilities() uint32 { return uint32(C.mcgo_store_capabilities()) }

@@ -25,7 +25,11 @@ func (c Client) Setup(*Config) (int32, string) { return cabi.CodeNoCgo, "built w
 func (c Client) SetupOnEngine(*Config, unsafe.Pointer) (int32, string) {
 	return cabi.CodeNoCgo, "built without cgo"
 }
-func (c Client) HealthCheck() int32                                   { return cabi.CodeNoCgo }
+func (c Client) HealthCheck() int32 { return cabi.CodeNoCgo }
+func (c Client) SetupDummy(uint64, uint64, string) (int32, string) {
+	return cabi.CodeNoCgo, "built without cgo"
+}
+func (c Client) AllocFromMemPool(uint64) (unsafe.Pointer, int32)      { return nil, cabi.CodeNoCgo }
 func (c Client) Hostname() (string, int32)                            { return "", cabi.CodeNoCgo }
 func (c Client) RegisterBuffer(uintptr, uint64) int32                 { return cabi.CodeNoCgo }
 func (c Client) UnregisterBuffer(uintptr) int32                       { return cabi.CodeNoCgo }

@@ -1,0 +1,122 @@
+package testcluster
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// RealClient is one running mooncake_client: upstream's standalone real
+// client, which dummy clients (Python's setup_dummy, mooncake.OpenDummy)
+// call over RPC on Port and share memory with through the abstract socket
+// "@mooncake_client_<Port>.sock".
+type RealClient struct {
+	Port    int
+	LogPath string
+	cmd     *exec.Cmd
+	done    chan struct{}
+}
+
+// RealClientOptions configure a real client.
+type RealClientOptions struct {
+	Master, Metadata string        // the master's RPC address and metadata URL
+	Segment, Local   string        // its segment and local buffer, upstream's size form ("128mb")
+	LogDir           string        // directory of its log (default build/cluster-logs)
+	Wait             time.Duration // how long to wait for it to answer (default 60 s)
+	Quiet            bool          // do not print the start line
+}
+
+// StartRealClient starts a real client on a free loopback port and waits
+// until its RPC port answers.
+func StartRealClient(o RealClientOptions) (*RealClient, error) {
+	if o.LogDir == "" {
+		o.LogDir = "build/cluster-logs"
+	}
+	if o.Wait == 0 {
+		o.Wait = 60 * time.Second
+	}
+	if err := os.MkdirAll(o.LogDir, 0o755); err != nil {
+		return nil, err
+	}
+	bin, err := FindRealClient("")
+	if err != nil {
+		return nil, err
+	}
+	ports, err := FreePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	r := &RealClient{Port: ports[0], LogPath: filepath.Join(o.LogDir, fmt.Sprintf("real-client-%d.log", ports[0])), done: make(chan struct{})}
+	logf, err := os.OpenFile(r.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	r.cmd = exec.Command(bin,
+		"--host=127.0.0.1",
+		"--port="+strconv.Itoa(r.Port),
+		"--metadata_server="+o.Metadata,
+		"--master_server_address="+o.Master,
+		"--protocol=tcp",
+		"--global_segment_size="+o.Segment,
+		"--local_buffer_size="+o.Local,
+		"--logtostderr=true",
+	)
+	r.cmd.Stdout, r.cmd.Stderr = logf, logf
+	r.cmd.Env = append(os.Environ(), "MC_TCP_BIND_ADDRESS=127.0.0.1")
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := r.cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	go func() {
+		_ = r.cmd.Wait()
+		logf.Close()
+		close(r.done)
+	}()
+	if !o.Quiet {
+		fmt.Fprintf(os.Stderr, "cluster: mooncake_client pid %d, rpc %s, log %s\n", r.cmd.Process.Pid, r.Addr(), r.LogPath)
+	}
+	deadline := time.Now().Add(o.Wait)
+	for {
+		c, err := net.DialTimeout("tcp", r.Addr(), time.Second)
+		if err == nil {
+			c.Close()
+			return r, nil
+		}
+		select {
+		case <-r.done:
+			return nil, fmt.Errorf("mooncake_client exited before it answered (see %s)", r.LogPath)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			r.Stop()
+			return nil, fmt.Errorf("mooncake_client did not answer on %s within %v (see %s)", r.Addr(), o.Wait, r.LogPath)
+		}
+	}
+}
+
+// Addr is the real client's RPC address, what a dummy connects to.
+func (r *RealClient) Addr() string { return "127.0.0.1:" + strconv.Itoa(r.Port) }
+
+// Stop ends the real client by its PID with SIGTERM (SIGKILL after 10 s)
+// and waits for it.
+func (r *RealClient) Stop() {
+	_ = syscall.Kill(r.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-r.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(r.cmd.Process.Pid, syscall.SIGKILL)
+		<-r.done
+	}
+}
+
+// Kill ends the real client with SIGKILL, as a crash would, and waits.
+func (r *RealClient) Kill() {
+	_ = syscall.Kill(r.cmd.Process.Pid, syscall.SIGKILL)
+	<-r.done
+}
