@@ -189,6 +189,23 @@ int32_t KeysOnly(mcgo_store *s, const char *keys, const uint64_t *off, size_t n,
   });
 }
 
+// Runs the body of a setup call, which reports a refusal with
+// fail(code, message); an exception is MCGO_INTERNAL_ERROR with its message.
+template <typename F>
+int32_t SetupGuard(char *errmsg, size_t errmsg_cap, F &&body) {
+  auto fail = [&](int32_t code, const std::string &msg) {
+    mcgo::args::WriteMessage(errmsg, errmsg_cap, msg);
+    return code;
+  };
+  try {
+    return body(fail);
+  } catch (const std::exception &e) {
+    return fail(MCGO_INTERNAL_ERROR, std::string("exception: ") + e.what());
+  } catch (...) {
+    return fail(MCGO_INTERNAL_ERROR, "unknown exception");
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -228,11 +245,7 @@ void mcgo_store_destroy(mcgo_store *s) {
 
 static int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *te,
                        char *errmsg, size_t errmsg_cap) {
-  auto fail = [&](int32_t code, const std::string &msg) {
-    mcgo::args::WriteMessage(errmsg, errmsg_cap, msg);
-    return code;
-  };
-  try {
+  return SetupGuard(errmsg, errmsg_cap, [&](const auto &fail) -> int32_t {
     if (s == nullptr || cfg == nullptr) {
       return fail(MCGO_INVALID_PARAMS, "null store or config");
     }
@@ -293,20 +306,12 @@ static int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *te,
     s->protocol = protocol;
     s->ready = true;
     return MCGO_OK;
-  } catch (const std::exception &e) {
-    return fail(MCGO_INTERNAL_ERROR, std::string("exception: ") + e.what());
-  } catch (...) {
-    return fail(MCGO_INTERNAL_ERROR, "unknown exception");
-  }
+  });
 }
 
 int32_t mcgo_store_setup_dummy(mcgo_store *s, uint64_t mem_pool_size, uint64_t local_buffer_size,
                                const char *server_address, char *errmsg, size_t errmsg_cap) {
-  auto fail = [&](int32_t code, const std::string &msg) {
-    mcgo::args::WriteMessage(errmsg, errmsg_cap, msg);
-    return code;
-  };
-  try {
+  return SetupGuard(errmsg, errmsg_cap, [&](const auto &fail) -> int32_t {
     if (s == nullptr) return fail(MCGO_INVALID_PARAMS, "null store");
     std::unique_lock<std::shared_mutex> lock(s->mu);
     if (s->ready) return fail(MCGO_INVALID_PARAMS, "store is already set up");
@@ -332,11 +337,7 @@ int32_t mcgo_store_setup_dummy(mcgo_store *s, uint64_t mem_pool_size, uint64_t l
     s->real = nullptr;
     s->ready = true;
     return MCGO_OK;
-  } catch (const std::exception &e) {
-    return fail(MCGO_INTERNAL_ERROR, std::string("exception: ") + e.what());
-  } catch (...) {
-    return fail(MCGO_INTERNAL_ERROR, "unknown exception");
-  }
+  });
 }
 
 int32_t mcgo_store_alloc_from_mem_pool(mcgo_store *s, uint64_t size, uintptr_t *addr) {
