@@ -11,9 +11,11 @@
 //   - nothing passed in is kept after a call returns.
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -21,6 +23,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <variant>
 #include <unordered_set>
@@ -206,6 +209,38 @@ int32_t SetupGuard(char *errmsg, size_t errmsg_cap, F &&body) {
   }
 }
 
+// How long destroying a dummy waits for upstream's DummyClient to tear down.
+constexpr auto kDummyTeardownWait = std::chrono::seconds(10);
+
+// Tears a DummyClient down and frees its pool memory. Upstream's teardown
+// joins its ping thread, which, once the real client stops answering,
+// re-registers the shared memory over the IPC socket with a blocking
+// receive: a real client that hangs (stopped, not dead) would hang the
+// teardown for as long. The teardown runs on a thread of its own; after
+// kDummyTeardownWait the thread is left to finish, keeping the client and
+// its pool (a leak, where upstream would hang), and destroy returns.
+void TearDownDummy(std::shared_ptr<mooncake::PyClient> client,
+                   std::vector<std::pair<void *, uint64_t>> pool) {
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> finished = done->get_future();
+  std::thread([client = std::move(client), pool = std::move(pool), done]() mutable {
+    try {
+      client->tearDownAll();
+      client.reset();
+      // Freed only once the client is gone: its ping thread walks the
+      // shared-memory segments to re-register them.
+      for (const auto &p : pool) mooncake::ShmHelper::getInstance()->free(p.first);
+    } catch (...) {
+    }
+    done->set_value();
+  }).detach();
+  if (finished.wait_for(kDummyTeardownWait) != std::future_status::ready) {
+    LOG(WARNING) << "mooncake-go: the dummy client's teardown did not finish in "
+                 << kDummyTeardownWait.count()
+                 << " s (its real client does not answer); left running";
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -232,10 +267,13 @@ void mcgo_store_destroy(mcgo_store *s) {
   try {
     std::unique_lock<std::shared_mutex> lock(s->mu);
     s->ready = false;
-    if (s->client) s->client->tearDownAll();
+    if (s->real == nullptr && s->client) {
+      TearDownDummy(std::move(s->client), std::move(s->pool));
+    } else if (s->client) {
+      s->client->tearDownAll();
+    }
     s->client.reset();
     s->real = nullptr;
-    for (const auto &p : s->pool) mooncake::ShmHelper::getInstance()->free(p.first);
     s->pool.clear();
   } catch (...) {
   }

@@ -107,6 +107,7 @@ func (r *RealClient) Addr() string { return "127.0.0.1:" + strconv.Itoa(r.Port) 
 // and waits for it.
 func (r *RealClient) Stop() {
 	_ = syscall.Kill(r.cmd.Process.Pid, syscall.SIGTERM)
+	_ = syscall.Kill(r.cmd.Process.Pid, syscall.SIGCONT) // a paused one handles SIGTERM once continued
 	select {
 	case <-r.done:
 	case <-time.After(10 * time.Second):
@@ -120,3 +121,8 @@ func (r *RealClient) Kill() {
 	_ = syscall.Kill(r.cmd.Process.Pid, syscall.SIGKILL)
 	<-r.done
 }
+
+// Pause stops the real client with SIGSTOP, as a hung process; Resume
+// continues it.
+func (r *RealClient) Pause() error  { return syscall.Kill(r.cmd.Process.Pid, syscall.SIGSTOP) }
+func (r *RealClient) Resume() error { return syscall.Kill(r.cmd.Process.Pid, syscall.SIGCONT) }
