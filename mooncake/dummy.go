@@ -55,8 +55,12 @@ func (cfg DummyConfig) Validate() error {
 }
 
 // OpenDummy opens a dummy client of the real client at cfg.ServerAddress.
-// A real client that does not answer fails it with ErrRPCFail (native
-// backend: within MasterDialTimeout). The Store it returns takes every
+// Nothing listening there fails it with ErrRPCFail at once (native
+// backend: a TCP dial first, MasterDialTimeout); a real client that
+// listens but hangs, after upstream's 30 s RPC timeout. Once the real
+// client dies or hangs, calls fail with ErrRPCFail and so does
+// HealthCheck, and Close returns within about 10 s however the real client
+// is (docs/faults.md). The Store it returns takes every
 // call a Store opened by Open takes, except those upstream's DummyClient
 // does not have, which fail with ErrNotSupported: the segment calls, the
 // SSD-offload calls, the transfer sessions and BatchReplicaClear. Its
