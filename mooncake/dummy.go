@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
-	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
 )
 
 // Dummy clients: upstream's Python setup_dummy and alloc_from_mem_pool.
@@ -78,12 +77,9 @@ func OpenDummy(cfg DummyConfig) (*Store, error) {
 			return nil, err
 		}
 	}
-	h, rc := cstore.Create()
-	if rc != 0 {
-		if rc == cabi.CodeNoCgo {
-			return nil, &Error{Op: op, Err: ErrNoCgo}
-		}
-		return nil, &Error{Op: op, Code: ErrorCode(rc)}
+	h, err := createHandle(op)
+	if err != nil {
+		return nil, err
 	}
 	rc, msg := h.SetupDummy(uint64(cfg.MemPoolSize), uint64(cfg.LocalBufferSize), cfg.ServerAddress)
 	if rc != 0 {

@@ -104,12 +104,9 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 	if err := setLog(level, cfg.LogDir); err != nil {
 		return nil, err
 	}
-	h, rc := cstore.Create()
-	if rc != 0 {
-		if rc == cabi.CodeNoCgo {
-			return nil, &Error{Op: OpOpen, Err: ErrNoCgo}
-		}
-		return nil, &Error{Op: OpOpen, Code: ErrorCode(rc)}
+	h, err := createHandle(OpOpen)
+	if err != nil {
+		return nil, err
 	}
 	ccfg := cstore.Config{
 		LocalHostname:       cfg.LocalHostname,
@@ -125,7 +122,10 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 		ClientHTTPServer:    cfg.EnableClientHTTPServer,
 		ClientHTTPPort:      int32(cfg.ClientHTTPPort),
 	}
-	var msg string
+	var (
+		rc  int32
+		msg string
+	)
 	if engine != nil {
 		te, release, ok := ctransfer.EngineOf(engine)
 		if !ok {
@@ -156,6 +156,18 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 	s := &Store{conn: &conn{handle: h, cfg: cfg, stats: newStatsTable()}}
 	s.setReplicate(ReplicateConfig{})
 	return s, nil
+}
+
+// createHandle makes an unconnected client for op's setup.
+func createHandle(op Op) (cstore.Client, error) {
+	h, rc := cstore.Create()
+	if rc == cabi.CodeNoCgo {
+		return h, &Error{Op: op, Err: ErrNoCgo}
+	}
+	if rc != 0 {
+		return h, &Error{Op: op, Code: ErrorCode(rc)}
+	}
+	return h, nil
 }
 
 // Close disconnects the client: it unmounts the client's segment and drops
