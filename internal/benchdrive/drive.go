@@ -41,8 +41,9 @@ type Options struct {
 	// an A/A check; its runs are named py-N either way.
 	GoArgv, PythonArgv []string
 	// CArgv, when set, is a third client, the C floor (cgo/bench/mcbench_c):
-	// it runs after the other two in every pair, answers only the cases it
-	// has (an empty result list for the others), and its runs are c-N.json.
+	// it runs after the other two on a case, or before them in every other
+	// sample, answers only the cases it has (an empty result list for the
+	// others), and its runs are c-N.json.
 	CArgv          []string
 	PythonFirst    bool     // Python before Go within a round (B A B A), to check that order does not matter
 	Cases          []string // the case names to send, in order
@@ -157,22 +158,38 @@ func (o Options) round(gs, ps, cs *server, r int, goRuns, pyRuns, cRuns []benchp
 	for i, name := range o.Cases {
 		for k := 0; k < o.Repeat; k++ {
 			where := fmt.Sprintf("round %d/%d [%3d/%d] %d/%d", r+1, o.Rounds, i+1, len(o.Cases), k+1, o.Repeat)
+			// The C floor runs after the pair, and before it every other
+			// sample (round + pass odd), so that neither side always
+			// finds the caches and the master warmed by the other.
+			cFirst := cs != nil && (r+k)%2 == 1
+			if cFirst {
+				if err := o.cSample(cs, name, &cRuns[k], where); err != nil {
+					return err
+				}
+			}
 			if err := o.pair(gs, ps, name, &goRuns[k], &pyRuns[k], where, start); err != nil {
 				return err
 			}
-			if cs == nil {
-				continue
-			}
-			res, err := cs.run(name)
-			if err != nil {
-				return err
-			}
-			cRuns[k].Results = append(cRuns[k].Results, res...)
-			if len(res) > 0 {
-				fmt.Fprintf(o.Stderr, "drive: %s %-45s C  %8s keys/s, p50 %s µs\n", where, name, benchreport.Num(res[0].OpsPerSec),
-					benchreport.Num(res[0].P50Us))
+			if cs != nil && !cFirst {
+				if err := o.cSample(cs, name, &cRuns[k], where); err != nil {
+					return err
+				}
 			}
 		}
+	}
+	return nil
+}
+
+// cSample runs case name on the C floor and appends its results to run.
+func (o Options) cSample(cs *server, name string, run *benchplan.Run, where string) error {
+	res, err := cs.run(name)
+	if err != nil {
+		return err
+	}
+	run.Results = append(run.Results, res...)
+	if len(res) > 0 {
+		fmt.Fprintf(o.Stderr, "drive: %s %-45s C  %8s keys/s, p50 %s µs\n", where, name, benchreport.Num(res[0].OpsPerSec),
+			benchreport.Num(res[0].P50Us))
 	}
 	return nil
 }
