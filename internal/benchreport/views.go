@@ -112,7 +112,7 @@ func views(rows []Row, noise map[string]Row) (string, []string) {
 	if len(floor) > 0 {
 		b.WriteString("### 3. The C floor\n\n")
 		b.WriteString("`mcbench_c` (cgo/bench/mcbench_c.cc) makes the same calls through the binding's C ABI (`mcgo/store.h`, " +
-			"`libmcgo_native.so`) in a plain loop, in the same drive, right after Go and Python. Ratios are of p50 latencies, paired run by run.\n\n")
+			"`libmcgo_native.so`) in a plain loop, in the same drive, right after Go and Python on a case, or right before them in every other sample. Ratios are of p50 latencies, paired run by run.\n\n")
 		b.WriteString("| case | C p50 µs | Go p50 µs | Python p50 µs | Go/C | Python/C | A/A p50 | C CPU µs/key | target | met |\n")
 		b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|:-:|\n")
 		var names []string
