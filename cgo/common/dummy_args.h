@@ -5,7 +5,10 @@
 #define MCGO_COMMON_DUMMY_ARGS_H_
 
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mcgo::args {
 
@@ -47,6 +50,36 @@ inline std::string IpcSocketPath(int port) {
 }
 
 inline bool PoolSizeOk(uint64_t size) { return size > 0 && size <= kMaxPoolAlloc; }
+
+// A dummy's shared-memory allocations (mcgo_store_alloc_from_mem_pool). A
+// dummy registers only whole allocations, as upstream's DummyClient, which
+// maps each one into its real client.
+class DummyPool {
+ public:
+  using Chunks = std::vector<std::pair<void *, uint64_t>>;
+  void Add(void *p, uint64_t size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    chunks_.emplace_back(p, size);
+  }
+  // Has reports whether an allocation starts at addr (and is size bytes
+  // long, unless size is 0).
+  bool Has(uintptr_t addr, uint64_t size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto &c : chunks_) {
+      if (reinterpret_cast<uintptr_t>(c.first) == addr && (size == 0 || c.second == size)) return true;
+    }
+    return false;
+  }
+  // Take hands every allocation to the caller, to free.
+  Chunks Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(chunks_, {});
+  }
+
+ private:
+  std::mutex mu_;
+  Chunks chunks_;
+};
 
 }  // namespace mcgo::args
 

@@ -49,8 +49,7 @@ struct mcgo_store {
   mooncake::RealClient *real = nullptr;
   // Shared memory from mcgo_store_alloc_from_mem_pool (a dummy's), freed at
   // destroy: upstream's ShmHelper would keep it until the process ends.
-  std::mutex pool_mu;
-  std::vector<std::pair<void *, uint64_t>> pool;
+  mcgo::args::DummyPool pool;
   mcgo_te *engine = nullptr;  // the transfer engine it runs on, or null
   // Setup and teardown take it exclusively; calls take it shared, so a call
   // never sees a half set-up client.
@@ -219,8 +218,7 @@ constexpr auto kDummyTeardownWait = std::chrono::seconds(10);
 // teardown for as long. The teardown runs on a thread of its own; after
 // kDummyTeardownWait the thread is left to finish, keeping the client and
 // its pool (a leak, where upstream would hang), and destroy returns.
-void TearDownDummy(std::shared_ptr<mooncake::PyClient> client,
-                   std::vector<std::pair<void *, uint64_t>> pool) {
+void TearDownDummy(std::shared_ptr<mooncake::PyClient> client, mcgo::args::DummyPool::Chunks pool) {
   auto done = std::make_shared<std::promise<void>>();
   std::future<void> finished = done->get_future();
   std::thread([client = std::move(client), pool = std::move(pool), done]() mutable {
@@ -268,13 +266,12 @@ void mcgo_store_destroy(mcgo_store *s) {
     std::unique_lock<std::shared_mutex> lock(s->mu);
     s->ready = false;
     if (s->real == nullptr && s->client) {
-      TearDownDummy(std::move(s->client), std::move(s->pool));
+      TearDownDummy(std::move(s->client), s->pool.Take());
     } else if (s->client) {
       s->client->tearDownAll();
     }
     s->client.reset();
     s->real = nullptr;
-    s->pool.clear();
   } catch (...) {
   }
   mcgo::native::DetachStore(s->engine);
@@ -388,8 +385,7 @@ int32_t mcgo_store_alloc_from_mem_pool(mcgo_store *s, uint64_t size, uintptr_t *
     if (!call.dummy()) return MCGO_NOT_SUPPORTED;
     const uint64_t p = call.client()->alloc_from_mem_pool(static_cast<size_t>(size));
     if (p == 0) return MCGO_NO_AVAILABLE_HANDLE;  // upstream logs why (memfd or mmap failed)
-    std::lock_guard<std::mutex> pool_lock(s->pool_mu);
-    s->pool.emplace_back(reinterpret_cast<void *>(p), size);
+    s->pool.Add(reinterpret_cast<void *>(p), size);
     *addr = static_cast<uintptr_t>(p);
     return MCGO_OK;
   });
@@ -450,12 +446,7 @@ int32_t mcgo_store_register_buffer(mcgo_store *s, uintptr_t addr, uint64_t size)
     // A dummy registers only whole pool allocations (upstream answers -1,
     // INTERNAL_ERROR, for anything else): refused here as a bad argument,
     // as every other registration refusal.
-    if (call.dummy()) {
-      std::lock_guard<std::mutex> pool_lock(s->pool_mu);
-      bool whole = false;
-      for (const auto &p : s->pool) whole = whole || (reinterpret_cast<uintptr_t>(p.first) == addr && p.second == size);
-      if (!whole) return MCGO_INVALID_PARAMS;
-    }
+    if (call.dummy() && !s->pool.Has(addr, size)) return MCGO_INVALID_PARAMS;
     return call.client()->register_buffer(reinterpret_cast<void *>(addr),
                                           static_cast<size_t>(size));
   });
@@ -466,10 +457,7 @@ int32_t mcgo_store_unregister_buffer(mcgo_store *s, uintptr_t addr) {
     Call call(s);
     if (call.client() == nullptr || addr == 0) return MCGO_INVALID_PARAMS;
     if (call.dummy()) {
-      std::lock_guard<std::mutex> pool_lock(s->pool_mu);
-      bool known = false;
-      for (const auto &p : s->pool) known = known || reinterpret_cast<uintptr_t>(p.first) == addr;
-      if (!known) return MCGO_INVALID_PARAMS;
+      if (!s->pool.Has(addr, 0)) return MCGO_INVALID_PARAMS;
       // Upstream answers -1 for pool memory that is not registered.
       const int rc = call.client()->unregister_buffer(reinterpret_cast<void *>(addr));
       return rc == -1 ? MCGO_INVALID_PARAMS : rc;

@@ -167,29 +167,38 @@ int64_t SingleRead(mcgo_store *s, const char *key, size_t key_len) {
   return ops[0].result;
 }
 
-int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *engine,
-                char *errmsg, size_t errmsg_cap) {
+// SetupGuard runs the body of the setup call named what: body(&err)
+// returns a code and, on failure, says why in err; the message (prefixed
+// with what) goes into errmsg. An exception is MCGO_INTERNAL_ERROR.
+template <typename F>
+int32_t SetupGuard(const char *what, char *errmsg, size_t errmsg_cap, F &&body) {
   WriteMessage(errmsg, errmsg_cap, "");
-  if (s == nullptr) {
-    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: store handle is NULL");
-    return MCGO_INVALID_PARAMS;
-  }
-  if (cfg == nullptr) {
-    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: config is NULL");
-    return MCGO_INVALID_PARAMS;
-  }
   try {
     std::string err;
-    int32_t rc = mcgo::embedded::Setup(s, *cfg, &err, engine);
-    if (rc != MCGO_OK) WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: " + err);
+    const int32_t rc = body(&err);
+    if (rc != MCGO_OK) WriteMessage(errmsg, errmsg_cap, std::string(what) + ": " + err);
     return rc;
   } catch (const std::exception &e) {
-    WriteMessage(errmsg, errmsg_cap,
-                 std::string("mcgo_store_setup: internal error: ") + e.what());
+    WriteMessage(errmsg, errmsg_cap, std::string(what) + ": internal error: " + e.what());
   } catch (...) {
-    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup: internal error");
+    WriteMessage(errmsg, errmsg_cap, std::string(what) + ": internal error");
   }
   return MCGO_INTERNAL_ERROR;
+}
+
+int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *engine,
+                char *errmsg, size_t errmsg_cap) {
+  return SetupGuard("mcgo_store_setup", errmsg, errmsg_cap, [&](std::string *err) -> int32_t {
+    if (s == nullptr) {
+      *err = "store handle is NULL";
+      return MCGO_INVALID_PARAMS;
+    }
+    if (cfg == nullptr) {
+      *err = "config is NULL";
+      return MCGO_INVALID_PARAMS;
+    }
+    return mcgo::embedded::Setup(s, *cfg, err, engine);
+  });
 }
 
 }  // namespace
@@ -231,25 +240,15 @@ int32_t mcgo_store_setup_on_engine(mcgo_store *s, const mcgo_store_config *cfg,
 int32_t mcgo_store_setup_dummy(mcgo_store *s, uint64_t mem_pool_size, uint64_t local_buffer_size,
                                const char *server_address, char *errmsg, size_t errmsg_cap) {
   (void)mem_pool_size;  // as upstream's DummyClient, which takes it and does not use it
-  WriteMessage(errmsg, errmsg_cap, "");
-  if (s == nullptr) {
-    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup_dummy: store handle is NULL");
-    return MCGO_INVALID_PARAMS;
-  }
-  try {
+  return SetupGuard("mcgo_store_setup_dummy", errmsg, errmsg_cap, [&](std::string *err) -> int32_t {
+    if (s == nullptr) {
+      *err = "store handle is NULL";
+      return MCGO_INVALID_PARAMS;
+    }
     int port = 0;
-    std::string err;
-    int32_t rc = mcgo::args::ServerAddressOk(server_address, &port, &err)
-                     ? mcgo::embedded::SetupDummy(s, local_buffer_size, server_address, &err)
-                     : MCGO_INVALID_PARAMS;
-    if (rc != MCGO_OK) WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup_dummy: " + err);
-    return rc;
-  } catch (const std::exception &e) {
-    WriteMessage(errmsg, errmsg_cap, std::string("mcgo_store_setup_dummy: internal error: ") + e.what());
-  } catch (...) {
-    WriteMessage(errmsg, errmsg_cap, "mcgo_store_setup_dummy: internal error");
-  }
-  return MCGO_INTERNAL_ERROR;
+    if (!mcgo::args::ServerAddressOk(server_address, &port, err)) return MCGO_INVALID_PARAMS;
+    return mcgo::embedded::SetupDummy(s, local_buffer_size, server_address, err);
+  });
 }
 
 int32_t mcgo_store_alloc_from_mem_pool(mcgo_store *s, uint64_t size, uintptr_t *addr) {
@@ -262,22 +261,10 @@ int32_t mcgo_store_alloc_from_mem_pool(mcgo_store *s, uint64_t size, uintptr_t *
     void *p = mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return MCGO_NO_AVAILABLE_HANDLE;
-    std::lock_guard<std::mutex> lock(s->pool_mu);
-    s->pool.emplace_back(p, size);
+    s->pool.Add(p, size);
     *addr = reinterpret_cast<uintptr_t>(p);
     return MCGO_OK;
   });
-}
-
-// A dummy registers only whole pool allocations, as upstream's DummyClient
-// (which maps each into its real client); 0 when addr (and size, unless it
-// is 0) names one.
-static bool InPool(mcgo_store *s, uintptr_t addr, uint64_t size) {
-  std::lock_guard<std::mutex> lock(s->pool_mu);
-  for (const auto &p : s->pool) {
-    if (reinterpret_cast<uintptr_t>(p.first) == addr && (size == 0 || p.second == size)) return true;
-  }
-  return false;
 }
 
 int32_t mcgo_store_health_check(mcgo_store *s) {
@@ -299,14 +286,14 @@ int32_t mcgo_store_hostname(mcgo_store *s, char *buf, size_t buf_cap, size_t *le
 
 int32_t mcgo_store_register_buffer(mcgo_store *s, uintptr_t addr, uint64_t size) {
   if (!IsReady(s)) return MCGO_INVALID_PARAMS;
-  if (s->dummy && (addr == 0 || size == 0 || !InPool(s, addr, size))) return MCGO_INVALID_PARAMS;
+  if (s->dummy && (addr == 0 || size == 0 || !s->pool.Has(addr, size))) return MCGO_INVALID_PARAMS;
   return Guard32(
                           [&] { return StoreCode(s->regions->Add(addr, size)); });
 }
 
 int32_t mcgo_store_unregister_buffer(mcgo_store *s, uintptr_t addr) {
   if (!IsReady(s)) return MCGO_INVALID_PARAMS;
-  if (s->dummy && (addr == 0 || !InPool(s, addr, 0))) return MCGO_INVALID_PARAMS;
+  if (s->dummy && (addr == 0 || !s->pool.Has(addr, 0))) return MCGO_INVALID_PARAMS;
   return Guard32(
                           [&] { return StoreCode(s->regions->Remove(addr)); });
 }

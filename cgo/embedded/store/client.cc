@@ -293,12 +293,10 @@ namespace {
 // A dummy's teardown: its registrations leave the real client's set, its
 // shared memory is unmapped; the real client's segment and objects stay.
 void TeardownDummy(mcgo_store *s) noexcept {
-  std::lock_guard<std::mutex> lock(s->pool_mu);
-  for (const auto &p : s->pool) {
+  for (const auto &p : s->pool.Take()) {
     s->regions->Remove(reinterpret_cast<uintptr_t>(p.first));
     munmap(p.first, static_cast<size_t>(p.second));
   }
-  s->pool.clear();
   s->regions = std::make_shared<RegionSet>();
   s->served.reset();
   Cluster::Leave(&s->cluster);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cluster.h"
+#include "common/dummy_args.h"
 #include "embedded/base/regions.h"
 #include "mcgo/store.h"
 #include "embedded/transfer/engine.h"
@@ -79,8 +80,7 @@ struct mcgo_store {
   // dummy's work, as upstream's does over RPC. Written before `ready`.
   std::shared_ptr<mcgo::embedded::Served> served;
   bool dummy = false;
-  std::mutex pool_mu;  // guards pool: mcgo_store_alloc_from_mem_pool's memory
-  std::vector<std::pair<void *, uint64_t>> pool;
+  mcgo::args::DummyPool pool;  // mcgo_store_alloc_from_mem_pool's memory
 };
 
 namespace mcgo::embedded {
