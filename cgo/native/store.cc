@@ -367,6 +367,13 @@ int32_t mcgo_store_setup_dummy(mcgo_store *s, uint64_t mem_pool_size, uint64_t l
       return fail(MCGO_RPC_FAIL, std::string("upstream setup_dummy failed: is a real client (mooncake_client) "
                                              "serving at ") + server_address + "? (its log on stderr says more)");
     }
+    // Upstream's health check fails until the dummy's ping thread has had
+    // its first answer; wait for it (it comes within milliseconds), so that
+    // a dummy that is set up also reports healthy.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (dummy->health_check() != mooncake::HC_HEALTHY && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
     s->client->tearDownAll();
     s->client = std::move(dummy);
     s->real = nullptr;
