@@ -180,8 +180,9 @@ demo-native: native
 #       and the tables in docs/benchmarks.md. The plan, every run's JSON and
 #       the logs stay in build/bench/<time>/. A third client, the C floor
 #       (cgo/bench/mcbench_c.cc, built here with $(CXX) against
-#       libmcgo_native.so), runs the single-call and raw multi-buffer cases
-#       after every pair. The plan's concurrency cases run with -callers
+#       libmcgo_native.so), runs the single-call cases (with one caller and
+#       with -callers threads) and the raw multi-buffer cases, after the pair
+#       or, in every other sample, before it. The plan's concurrency cases run with -callers
 #       (default 4,16,64) goroutines / threads. Run bench-aa first: the
 #       report's views show its docs/benchmarks-aa.json beside their ratios.
 #   make bench-aa MOONCAKE_PREFIX=... [BENCH_ROUNDS=2] [BENCH_REPEAT=1] [BENCH_ARGS=...]
@@ -209,7 +210,7 @@ BENCH_PYENV  := $(if $(MOONCAKE_PYTHONPATH),PYTHONPATH="$(MOONCAKE_PYTHONPATH)")
 # bench-aa is bench-compare with the Go binary as the second client.
 bench-compare bench-aa: native
 	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BENCH_BIN) ./cmd/mcbench
-	$(CXX) -O2 -std=c++17 -Wall -Wextra -Icgo/include cgo/bench/mcbench_c.cc -L$(NATIVE_DIR) -lmcgo_native \
+	$(CXX) -O2 -std=c++17 -pthread -Wall -Wextra -Icgo/include cgo/bench/mcbench_c.cc -L$(NATIVE_DIR) -lmcgo_native \
 	  -Wl,-rpath,$(NATIVE_DIR) -o $(BENCH_C)
 	$(NATIVE_ENV) $(BENCH_PYENV) MCBENCH=$(BENCH_BIN) MCBENCH_C=$(BENCH_C) PYTHON="$(PYTHON)" BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT) \
 	  BENCH_ARGS="$(BENCH_ARGS)" BENCH_AA=$(if $(filter bench-aa,$@),1,0) \

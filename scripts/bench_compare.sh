@@ -21,8 +21,10 @@
 #   MCBENCH         the native mcbench binary (required)
 #   MCBENCH_C       the C floor client (cgo/bench/mcbench_c.cc, built by the
 #                   Makefile): a third client in every round, after Go and
-#                   Python in every pair, for the single-call and raw
-#                   multi-buffer cases; its runs are c-N.json (optional)
+#                   Python in a pair or before them (every other sample),
+#                   for the single-call cases (also with several callers)
+#                   and the raw multi-buffer cases; its runs are c-N.json
+#                   (optional)
 #   PYTHON          interpreter that can `import mooncake.store` (python3)
 #   BENCH_ROUNDS    rounds: fresh pairs of client processes, Go started first in
 #                   odd rounds and Python in even ones (2)

@@ -8,10 +8,13 @@
 // It speaks the serve protocol of internal/benchdrive: it opens its store,
 // prefaults its segment, writes a Run header line, then answers every case
 // name read on stdin with one JSON line. Cases it does not run (batches,
-// HiCache, several callers, copies) get an empty result list, which the
-// drive skips. Its measuring is mcbench's, step for step: the same keys,
-// dataset, warm-up, busy-time limit, generations of fresh keys and
-// percentile definition (cmd/mcbench/runner.go, hicache.go).
+// HiCache, copies) get an empty result list, which the drive skips. Its
+// measuring is mcbench's, step for step: the same keys, dataset, warm-up,
+// busy-time limit, generations of fresh keys and percentile definition
+// (cmd/mcbench/runner.go, hicache.go), and for the single calls with
+// several callers, mcbench's caller group (cmd/mcbench/callers.go): one
+// thread per caller, each with its own keys, buffers, dataset and share of
+// gen_bytes, started and stopped together.
 //
 //   mcbench_c -serve -own-segment -plan PLAN -master ADDR -metadata URL
 //             [-hostname H] [-protocol P] [-device D]
@@ -26,13 +29,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mcgo/store.h"
@@ -124,7 +131,9 @@ int64_t proc_cpu_ns() {
 
 struct Recorder {
   std::vector<int64_t> lat;
-  int64_t busy = 0, bytes = 0, cpu = 0, start = now_ns();
+  // window, when set (several callers), is the measured wall time, over
+  // which throughput is computed instead of the sum of latencies.
+  int64_t busy = 0, bytes = 0, cpu = 0, start = now_ns(), window = 0;
   long requests = 0, keys = 0, errors = 0;
   void add(int64_t d, long k, int64_t b) {
     lat.push_back(d);
@@ -132,6 +141,50 @@ struct Recorder {
     requests++;
     keys += k;
     bytes += b;
+  }
+  void merge(const Recorder &o) {
+    lat.insert(lat.end(), o.lat.begin(), o.lat.end());
+    busy += o.busy;
+    requests += o.requests;
+    keys += o.keys;
+    bytes += o.bytes;
+    errors += o.errors;
+  }
+};
+
+// Group is mcbench's callerGroup: every caller prepares and warms up, then
+// all start at once and stop at the same deadline. A caller that fails
+// before the start aborts the others.
+struct Group {
+  std::mutex mu;
+  std::condition_variable cv;
+  int ready = 0;
+  bool started = false, aborted = false;
+  int64_t t0 = 0;
+
+  // arrive counts a caller in and returns false when the case was aborted.
+  bool arrive() {
+    std::unique_lock<std::mutex> l(mu);
+    ready++;
+    cv.notify_all();
+    cv.wait(l, [&] { return started || aborted; });
+    return !aborted;
+  }
+  void abort() {
+    std::lock_guard<std::mutex> l(mu);
+    aborted = true;
+    cv.notify_all();
+  }
+  // open waits for n callers (or an abort), then opens the window.
+  bool open(int n, int64_t *cpu0) {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return ready == n || aborted; });
+    if (aborted) return false;
+    *cpu0 = proc_cpu_ns();
+    t0 = now_ns();
+    started = true;
+    cv.notify_all();
+    return true;
   }
 };
 
@@ -144,7 +197,7 @@ double percentile(const std::vector<int64_t> &s, double p) {
 
 std::string result_json(const Case &c, Recorder &r) {
   std::sort(r.lat.begin(), r.lat.end());
-  double busy = r.busy / 1e9, n = static_cast<double>(r.lat.size());
+  double busy = (r.window > 0 ? r.window : r.busy) / 1e9, n = static_cast<double>(r.lat.size());
   char buf[1024];
   std::snprintf(buf, sizeof buf,
                 ",\"requests\":%ld,\"keys\":%ld,\"bytes\":%lld,\"busy_s\":%.9g,\"wall_s\":%.9g,"
@@ -199,24 +252,30 @@ struct CaseRun {
   Bench *b;
   const Case &c;
   int idx;
+  std::string run;                 // the key prefix: the client's, or a caller's (its last two digits its number)
+  long long gen_limit = 0;         // this caller's share of gen_bytes
+  Group *group = nullptr;          // several callers: the group this one measures with
   int gen = 0;
   long long gen_bytes = 0;
   long next_id = 0;
 
+  CaseRun(Bench *bench, const Case &cs, int i, std::string r, long long limit, Group *g = nullptr)
+      : b(bench), c(cs), idx(i), run(std::move(r)), gen_limit(limit), group(g) {}
+
   std::string prefix() const {
     char p[64];
-    std::snprintf(p, sizeof p, "%s-%03d-", b->run.c_str(), idx);
+    std::snprintf(p, sizeof p, "%s-%03d-", run.c_str(), idx);
     return p;
   }
   std::string key(char ns, int g, long id) const {
     char k[128];
-    std::snprintf(k, sizeof k, "%s-%03d-%c%04d-%012ld", b->run.c_str(), idx, ns, g, id);
+    std::snprintf(k, sizeof k, "%s-%03d-%c%04d-%012ld", run.c_str(), idx, ns, g, id);
     return k;
   }
   // fresh is mcbench's: never-written keys, the generation removed once it
   // would pass gen_bytes.
   void fresh(std::vector<std::string> *keys, long n, long long req_bytes) {
-    if (gen_bytes > 0 && gen_bytes + req_bytes > b->set.gen_bytes) {
+    if (gen_bytes > 0 && gen_bytes + req_bytes > gen_limit) {
       char pat[96];
       std::snprintf(pat, sizeof pat, "%sw%04d-", prefix().c_str(), gen);
       b->remove_prefix(pat);
@@ -229,19 +288,29 @@ struct CaseRun {
     for (long i = 0; i < n; i++) keys->push_back(key('w', gen, next_id++));
   }
 
+  // drive returns false when another caller of the group failed.
   template <class Step>
-  Recorder drive(Step step) {
+  bool drive(Recorder *out, Step step) {
     if (b->set.warmup_s > 0) {
       Recorder w;
       for (int64_t t0 = now_ns(); now_ns() - t0 < static_cast<int64_t>(b->set.warmup_s * 1e9);) step(w);
     }
     Recorder rec;
     int64_t limit = static_cast<int64_t>(b->set.duration_s * 1e9), wall = 4 * limit + 1000000000LL;
+    if (group != nullptr) {
+      entered = true;
+      if (!group->arrive()) return false;
+      while (rec.requests == 0 || now_ns() - group->t0 < limit) step(rec);
+      *out = std::move(rec);
+      return true;
+    }
     int64_t cpu0 = proc_cpu_ns();
     while (rec.requests == 0 || (rec.busy < limit && now_ns() - rec.start < wall)) step(rec);
     rec.cpu = proc_cpu_ns() - cpu0;
-    return rec;
+    *out = std::move(rec);
+    return true;
   }
+  bool entered = false;  // the caller reached its group's start
 };
 
 // Packed keys, as the binding passes them: bytes back to back and n+1 offsets.
@@ -259,7 +328,7 @@ struct Packed {
 };
 
 bool single_case(const Case &c) {
-  return c.callers <= 1 && c.batch == 1 && (c.scenario == "write_perf" || c.scenario == "read_perf") &&
+  return c.batch == 1 && (c.scenario == "write_perf" || c.scenario == "read_perf") &&
          (c.api == "plain" || c.api == "zcopy");
 }
 
@@ -267,20 +336,21 @@ bool multi_case(const Case &c) { return c.callers <= 1 && (c.scenario == "multi_
 
 // run_single is write_perf / read_perf of one key per call (runner.go's put
 // and get for Batch 1): put / get_begin+get_finish into one reused buffer,
-// or put_from / get_into registered memory.
-std::string run_single(CaseRun &cr) {
+// or put_from / get_into registered memory. It returns false when a call
+// failed while preparing (or another caller did).
+bool run_single(CaseRun &cr, Recorder *rec) {
   const Case &c = cr.c;
   mcgo_store *st = cr.b->st;
   const size_t size = c.value_size;
   Mem mem(2 * size, cr.b->set.thp);
-  if (mcgo_store_register_buffer(st, mem.addr(), mem.n) != 0) return "";
+  if (mcgo_store_register_buffer(st, mem.addr(), mem.n) != 0) return false;
   std::memset(mem.p, 0x5a, size);
   std::vector<char> payload(size, 0x5a), dst(size);
   const bool plain = c.api == "plain";
   std::vector<std::string> keys;
-  Recorder rec;
+  bool ok = true;
   if (c.scenario == "write_perf") {
-    rec = cr.drive([&](Recorder &r) {
+    ok = cr.drive(rec, [&](Recorder &r) {
       cr.fresh(&keys, 1, size);
       const std::string &k = keys[0];
       int64_t t0 = now_ns();
@@ -303,11 +373,11 @@ std::string run_single(CaseRun &cr) {
       int64_t res = 0;
       if (mcgo_store_batch_put_from(st, pk.bytes.data(), pk.offs.data(), 1, &a, &z, cr.b->rc, &res) != 0 || res != 0) {
         mcgo_store_unregister_buffer(st, mem.addr());
-        return "";
+        return false;
       }
     }
     size_t cursor = 0;
-    rec = cr.drive([&](Recorder &r) {
+    ok = cr.drive(rec, [&](Recorder &r) {
       const std::string &k = data[cursor];
       cursor = (cursor + 1) % data.size();
       long failed = 0;
@@ -333,7 +403,42 @@ std::string run_single(CaseRun &cr) {
     });
   }
   mcgo_store_unregister_buffer(st, mem.addr());
-  return result_json(c, rec);
+  return ok;
+}
+
+// run_callers runs a single-call case with c.callers threads, each a
+// CaseRun of its own, and returns one result over all of them (throughput
+// and CPU over the common window), or "" when a caller failed.
+std::string run_callers(Bench &b, const Case &c, int idx) {
+  const int n = static_cast<int>(c.callers);
+  Group g;
+  std::vector<std::unique_ptr<CaseRun>> runs;
+  std::vector<Recorder> recs(n);
+  std::vector<char> oks(n, 0);
+  for (int k = 0; k < n; k++) {
+    char r[16];
+    std::snprintf(r, sizeof r, "%.*s%02x", static_cast<int>(b.run.size() - 2), b.run.c_str(), k);
+    runs.push_back(std::make_unique<CaseRun>(&b, c, idx, r, std::max(b.set.gen_bytes / n, 1LL), &g));
+  }
+  std::vector<std::thread> threads;
+  for (int k = 0; k < n; k++) {
+    threads.emplace_back([&, k] {
+      oks[k] = run_single(*runs[k], &recs[k]);
+      if (!runs[k]->entered) g.abort();  // failed before the start: release the others
+    });
+  }
+  int64_t cpu0 = 0;
+  bool opened = g.open(n, &cpu0);
+  for (auto &t : threads) t.join();
+  int64_t window = now_ns() - g.t0, cpu = proc_cpu_ns() - cpu0;
+  for (auto &cr : runs) b.remove_prefix(cr->prefix());
+  if (!opened || std::find(oks.begin(), oks.end(), 0) != oks.end()) return "";
+  Recorder all;
+  all.start = g.t0;
+  for (auto &r : recs) all.merge(r);
+  all.window = window;
+  all.cpu = cpu;
+  return result_json(c, all);
 }
 
 // run_multi is multi_put / multi_get with prebuilt layer-first CSR lists
@@ -367,7 +472,7 @@ std::string run_multi(CaseRun &cr) {
   };
   Recorder rec;
   if (c.scenario == "multi_put") {
-    rec = cr.drive([&](Recorder &r) {
+    cr.drive(&rec, [&](Recorder &r) {
       cr.fresh(&keys, c.batch, span);
       int64_t t0 = now_ns();
       pk.pack(keys, 0, c.batch);
@@ -392,7 +497,7 @@ std::string run_multi(CaseRun &cr) {
     // Keys are packed inside the clock, as the binding packs a []string in
     // its call: the floor does the same work, minus what Go adds.
     size_t cursor = 0;
-    rec = cr.drive([&](Recorder &r) {
+    cr.drive(&rec, [&](Recorder &r) {
       size_t lo = cursor;
       cursor = (cursor + c.batch) % data.size();
       int64_t t0 = now_ns();
@@ -518,9 +623,16 @@ int main(int argc, char **argv) {
     } else if (!single_case(*c) && !multi_case(*c)) {
       reply = "{\"results\":[]}";  // not a case of the floor
     } else {
-      CaseRun cr{&b, *c, seq};
-      std::string r = single_case(*c) ? run_single(cr) : run_multi(cr);
-      b.remove_prefix(cr.prefix());
+      std::string r;
+      if (single_case(*c) && c->callers > 1) {
+        r = run_callers(b, *c, seq);
+      } else {
+        CaseRun cr(&b, *c, seq, b.run, b.set.gen_bytes);
+        Recorder rec;
+        if (multi_case(*c)) r = run_multi(cr);
+        else if (run_single(cr, &rec)) r = result_json(*c, rec);
+        b.remove_prefix(cr.prefix());
+      }
       reply = r.empty() ? "{\"results\":[],\"error\":\"" + line + ": a store call failed while preparing\"}"
                         : "{\"results\":[" + r + "]}";
     }

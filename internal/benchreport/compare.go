@@ -68,14 +68,18 @@ type Row struct {
 	// The C floor (cgo/bench/mcbench_c): the same calls through the C ABI
 	// in a plain loop, for the cases it runs; GoOverC and PythonOverC are
 	// p50 ratios (paired per run, geometric mean).
-	CP50Us        float64 `json:"c_p50_us,omitempty"`
-	COpsPerSec    float64 `json:"c_ops_per_s,omitempty"`
-	CCPUUsPerOp   float64 `json:"c_cpu_us_per_op,omitempty"`
-	GoOverC       float64 `json:"go_over_c_p50,omitempty"`
-	PythonOverC   float64 `json:"python_over_c_p50,omitempty"`
-	FloorTarget   float64 `json:"floor_target,omitempty"` // the largest Go/C p50 ratio allowed (0: none)
-	CPUTarget     float64 `json:"cpu_target,omitempty"`   // the largest Go/Python CPU ratio allowed
-	CallersTarget float64 `json:"callers_target,omitempty"`
+	CP50Us      float64 `json:"c_p50_us,omitempty"`
+	COpsPerSec  float64 `json:"c_ops_per_s,omitempty"`
+	CCPUUsPerOp float64 `json:"c_cpu_us_per_op,omitempty"`
+	GoOverC     float64 `json:"go_over_c_p50,omitempty"`
+	PythonOverC float64 `json:"python_over_c_p50,omitempty"`
+	// GoOverCOps and PythonOverCOps are keys/s ratios (paired, geometric
+	// mean): the concurrency view's comparison with the floor.
+	GoOverCOps     float64 `json:"go_over_c_ops,omitempty"`
+	PythonOverCOps float64 `json:"python_over_c_ops,omitempty"`
+	FloorTarget    float64 `json:"floor_target,omitempty"` // the largest Go/C p50 ratio allowed (0: none)
+	CPUTarget      float64 `json:"cpu_target,omitempty"`   // the largest Go/Python CPU ratio allowed
+	CallersTarget  float64 `json:"callers_target,omitempty"`
 	// Case is what was measured; the summary leaves it out, since the name
 	// says it and the table does not need it.
 	Case benchplan.Case `json:"-"`
@@ -224,8 +228,8 @@ func paired(a, b []float64) (gm, lo, hi float64) {
 }
 
 // AddFloor adds the C floor's runs to rows: for each case the C client
-// ran, its p50, keys/s and CPU per key, and the Go/C and Python/C p50
-// ratios, run i of each client against run i of the C client (measured
+// ran, its p50, keys/s and CPU per key, and the Go/C and Python/C p50 and
+// keys/s ratios, run i of each client against run i of the C client (measured
 // seconds apart in the same round).
 func AddFloor(rows []Row, goRuns, pyRuns, cRuns []benchplan.Run) error {
 	if len(cRuns) != len(goRuns) || len(cRuns) != len(pyRuns) {
@@ -263,6 +267,10 @@ func AddFloor(rows []Row, goRuns, pyRuns, cRuns []benchplan.Run) error {
 		r.CP50Us, r.COpsPerSec, r.CCPUUsPerOp = median(c), median(ops), median(cpu)
 		r.GoOverC, _, _ = paired(g, c)
 		r.PythonOverC, _, _ = paired(p, c)
+		gOps, _ := byName(goRuns, r.Scenario, func(r benchplan.Result) float64 { return r.OpsPerSec })
+		pOps, _ := byName(pyRuns, r.Scenario, func(r benchplan.Result) float64 { return r.OpsPerSec })
+		r.GoOverCOps, _, _ = paired(gOps, ops)
+		r.PythonOverCOps, _, _ = paired(pOps, ops)
 		r.FloorTarget = floorTarget(r.Case)
 	}
 	return nil
