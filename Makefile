@@ -189,12 +189,16 @@ demo-native: native
 #       the same drive with the Go client on both sides (A/A): the noise floor
 #       of a Go/Python ratio on this machine, in docs/benchmarks-aa.md and
 #       docs/benchmarks-aa.json (keys/s, CPU per key and p50 ratios).
+#   make bench-floor-host MOONCAKE_PREFIX=...
+#       the C floor run inside a Go process (cgo/bench/floorhost), without and
+#       with an empty Go callback per request, beside Go and the plain floor:
+#       16-caller single 4 KiB calls, runs in build/bench/floorhost-runs{,-tick}/
 #   make bench-python  MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=...] [BENCH_ARGS=...]
 #       the Python side alone, on a loopback cluster: BENCH_ARGS are mcbench's
 #       plan flags (go run ./cmd/mcbench -h), the plan goes to build/bench/plan.jsonl.
 #   go run ./cmd/mcbench [-quick]   the Go side alone, on the embedded engine.
 
-.PHONY: bench-compare bench-aa bench-python
+.PHONY: bench-compare bench-aa bench-python bench-floor-host
 
 PYTHON       ?= python3
 BENCH_ROUNDS ?= 2
@@ -216,6 +220,21 @@ bench-compare bench-aa: native
 	  BENCH_ARGS="$(BENCH_ARGS)" BENCH_AA=$(if $(filter bench-aa,$@),1,0) \
 	  BENCH_COMMAND="make $@ MOONCAKE_PREFIX=$(MOONCAKE_PREFIX)$(if $(filter bench-compare,$@), MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH)) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 	  $(CLUSTER) -- scripts/bench_compare.sh
+
+# The C floor inside a Go process (cgo/bench/floorhost) as the third client,
+# without and then with an empty Go callback before each request (-tick),
+# beside Go and the plain C floor (the drive's second client), on the single
+# 4 KiB calls with 16 callers: what the runtime's crossings cost.
+FLOOR_HOST := $(abspath $(BUILD))/bench/floorhost
+bench-floor-host: native
+	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BENCH_BIN) ./cmd/mcbench
+	$(CXX) -O2 -std=c++17 -pthread -Wall -Wextra -Icgo/include cgo/bench/mcbench_c.cc -L$(NATIVE_DIR) -lmcgo_native \
+	  -Wl,-rpath,$(NATIVE_DIR) -o $(BENCH_C)
+	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(FLOOR_HOST) ./cgo/bench/floorhost
+	$(NATIVE_ENV) $(CLUSTER) -- sh -c 'for tick in "" -tick; do \
+	  GLIBC_TUNABLES=glibc.malloc.hugetlb=1 $(BENCH_BIN) drive -rounds 2 -repeat 2 -out $(abspath $(BUILD))/bench/floorhost-runs$$tick \
+	    -python $(BENCH_C) -c "$(FLOOR_HOST) $$tick" -- -master "$$MCGO_TEST_MASTER" -metadata "$$MCGO_TEST_METADATA" \
+	    -hostname 127.0.0.1 -protocol tcp -scenarios write_perf,read_perf -sizes 4KiB -batches 1 -callers 16 -duration 2s || exit 1; done'
 
 # -list opens no store, so the plan needs neither cgo nor a cluster.
 bench-python: require-mooncake

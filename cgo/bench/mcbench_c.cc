@@ -17,7 +17,7 @@
 // gen_bytes, started and stopped together.
 //
 //   mcbench_c -serve -own-segment -plan PLAN -master ADDR -metadata URL
-//             [-hostname H] [-protocol P] [-device D]
+//             [-hostname H] [-protocol P] [-device D] [-tick]
 //
 // The plan reader is minimal on purpose: plan lines are the flat JSON
 // objects that `mcbench -list` writes, and it looks fields up by name.
@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -44,7 +45,19 @@
 
 #include "mcgo/store.h"
 
+// Hooks for cgo/bench/floorhost, which runs this floor inside a Go process
+// to measure what the runtime's crossings between C and Go cost: linked in,
+// the callers run on goroutines locked to their threads (spawn), and with
+// -tick every request of several callers is preceded by an empty callback
+// into Go (tick). Weak, so that the plain floor has neither.
+extern "C" {
+__attribute__((weak)) void mcbench_c_spawn(void *fn, void *arg);
+__attribute__((weak)) void mcbench_c_tick(void);
+}
+
 namespace {
+
+bool tick_requests = false;  // -tick
 
 // ---- the plan -------------------------------------------------------------
 
@@ -300,7 +313,10 @@ struct CaseRun {
     if (group != nullptr) {
       entered = true;
       if (!group->arrive()) return false;
-      while (rec.requests == 0 || now_ns() - group->t0 < limit) step(rec);
+      while (rec.requests == 0 || now_ns() - group->t0 < limit) {
+        if (tick_requests) mcbench_c_tick();
+        step(rec);
+      }
       *out = std::move(rec);
       return true;
     }
@@ -406,6 +422,40 @@ bool run_single(CaseRun &cr, Recorder *rec) {
   return ok;
 }
 
+// Caller is one caller's thread: a std::thread, or in the Go host a
+// goroutine locked to its thread (mcbench_c_spawn).
+class Caller {
+ public:
+  explicit Caller(std::function<void()> fn) : fn_(std::move(fn)) {
+    if (mcbench_c_spawn != nullptr) mcbench_c_spawn(reinterpret_cast<void *>(&Caller::run), this);
+    else t_ = std::thread([this] { fn_(); });
+  }
+  Caller(const Caller &) = delete;
+  Caller &operator=(const Caller &) = delete;
+  void join() {
+    if (t_.joinable()) {
+      t_.join();
+      return;
+    }
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return done_; });
+  }
+  static void run(void *p) {
+    Caller *c = static_cast<Caller *>(p);
+    c->fn_();
+    std::lock_guard<std::mutex> l(c->mu_);
+    c->done_ = true;
+    c->cv_.notify_all();
+  }
+
+ private:
+  std::function<void()> fn_;
+  std::thread t_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+};
+
 // run_callers runs a single-call case with c.callers threads, each a
 // CaseRun of its own, and returns one result over all of them (throughput
 // and CPU over the common window), or "" when a caller failed.
@@ -420,16 +470,16 @@ std::string run_callers(Bench &b, const Case &c, int idx) {
     std::snprintf(r, sizeof r, "%.*s%02x", static_cast<int>(b.run.size() - 2), b.run.c_str(), k);
     runs.push_back(std::make_unique<CaseRun>(&b, c, idx, r, std::max(b.set.gen_bytes / n, 1LL), &g));
   }
-  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<Caller>> threads;
   for (int k = 0; k < n; k++) {
-    threads.emplace_back([&, k] {
+    threads.push_back(std::make_unique<Caller>([&, k] {
       oks[k] = run_single(*runs[k], &recs[k]);
       if (!runs[k]->entered) g.abort();  // failed before the start: release the others
-    });
+    }));
   }
   int64_t cpu0 = 0;
   bool opened = g.open(n, &cpu0);
-  for (auto &t : threads) t.join();
+  for (auto &t : threads) t->join();
   int64_t window = now_ns() - g.t0, cpu = proc_cpu_ns() - cpu0;
   for (auto &cr : runs) b.remove_prefix(cr->prefix());
   if (!opened || std::find(oks.begin(), oks.end(), 0) != oks.end()) return "";
@@ -542,7 +592,11 @@ std::string host_json() {
 
 }  // namespace
 
+#ifdef MCBENCH_C_HOSTED
+extern "C" int mcbench_c_main(int argc, char **argv) {  // called by cgo/bench/floorhost
+#else
 int main(int argc, char **argv) {
+#endif
   std::string plan, master, metadata, hostname = "127.0.0.1", protocol = "tcp", device;
   bool serve = false, own = false;
   for (int i = 1; i < argc; i++) {
@@ -562,15 +616,20 @@ int main(int argc, char **argv) {
     else if (a == "-hostname") hostname = val();
     else if (a == "-protocol") protocol = val();
     else if (a == "-device") device = val();
+    else if (a == "-tick") tick_requests = true;
     else {
       std::fprintf(stderr, "mcbench_c: unknown argument %s\n", a.c_str());
       return 2;
     }
   }
+  if (tick_requests && mcbench_c_tick == nullptr) {
+    std::fprintf(stderr, "mcbench_c: -tick needs the Go host (cgo/bench/floorhost)\n");
+    return 2;
+  }
   Bench b;
   std::vector<Case> cases;
   if (!serve || plan.empty() || master.empty() || !load_plan(plan, &b.set, &cases)) {
-    std::fprintf(stderr, "usage: mcbench_c -serve [-own-segment] -plan PLAN -master ADDR -metadata URL [-hostname H] [-protocol P]\n");
+    std::fprintf(stderr, "usage: mcbench_c -serve [-own-segment] -plan PLAN -master ADDR -metadata URL [-hostname H] [-protocol P] [-device D] [-tick]\n");
     return 2;
   }
   if (mcgo_store_create(&b.st) != 0) return 1;
