@@ -182,8 +182,8 @@ demo-native: native
 #       (cgo/bench/mcbench_c.cc, built here with $(CXX) against
 #       libmcgo_native.so), runs the single-call cases (with one caller and
 #       with -callers threads) and the raw multi-buffer cases, after the pair
-#       or, in every other sample, before it. The plan's concurrency cases run with -callers
-#       (default 4,16,64) goroutines / threads. Run bench-aa first: the
+#       or, in every other sample, before it. The plan's concurrency cases
+#       run with -callers (default 4,16,64) goroutines / threads. Run bench-aa first: the
 #       report's views show its docs/benchmarks-aa.json beside their ratios.
 #   make bench-aa MOONCAKE_PREFIX=... [BENCH_ROUNDS=2] [BENCH_REPEAT=1] [BENCH_ARGS=...]
 #       the same drive with the Go client on both sides (A/A): the noise floor
@@ -198,7 +198,7 @@ demo-native: native
 #       plan flags (go run ./cmd/mcbench -h), the plan goes to build/bench/plan.jsonl.
 #   go run ./cmd/mcbench [-quick]   the Go side alone, on the embedded engine.
 
-.PHONY: bench-compare bench-aa bench-python bench-floor-host
+.PHONY: bench-clients bench-compare bench-aa bench-python bench-floor-host
 
 PYTHON       ?= python3
 BENCH_ROUNDS ?= 2
@@ -211,11 +211,14 @@ CXX          ?= g++
 BENCH_PLAN   := $(abspath $(BUILD))/bench/plan.jsonl
 BENCH_PYENV  := $(if $(MOONCAKE_PYTHONPATH),PYTHONPATH="$(MOONCAKE_PYTHONPATH)")
 
-# bench-aa is bench-compare with the Go binary as the second client.
-bench-compare bench-aa: native
+# The benchmarks' clients: the native mcbench and the C floor.
+bench-clients: native
 	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BENCH_BIN) ./cmd/mcbench
 	$(CXX) -O2 -std=c++17 -pthread -Wall -Wextra -Icgo/include cgo/bench/mcbench_c.cc -L$(NATIVE_DIR) -lmcgo_native \
 	  -Wl,-rpath,$(NATIVE_DIR) -o $(BENCH_C)
+
+# bench-aa is bench-compare with the Go binary as the second client.
+bench-compare bench-aa: bench-clients
 	$(NATIVE_ENV) $(BENCH_PYENV) MCBENCH=$(BENCH_BIN) MCBENCH_C=$(BENCH_C) PYTHON="$(PYTHON)" BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT) \
 	  BENCH_ARGS="$(BENCH_ARGS)" BENCH_AA=$(if $(filter bench-aa,$@),1,0) \
 	  BENCH_COMMAND="make $@ MOONCAKE_PREFIX=$(MOONCAKE_PREFIX)$(if $(filter bench-compare,$@), MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH)) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_REPEAT=$(BENCH_REPEAT)$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
@@ -226,10 +229,7 @@ bench-compare bench-aa: native
 # beside Go and the plain C floor (the drive's second client), on the single
 # 4 KiB calls with 16 callers: what the runtime's crossings cost.
 FLOOR_HOST := $(abspath $(BUILD))/bench/floorhost
-bench-floor-host: native
-	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BENCH_BIN) ./cmd/mcbench
-	$(CXX) -O2 -std=c++17 -pthread -Wall -Wextra -Icgo/include cgo/bench/mcbench_c.cc -L$(NATIVE_DIR) -lmcgo_native \
-	  -Wl,-rpath,$(NATIVE_DIR) -o $(BENCH_C)
+bench-floor-host: bench-clients
 	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(FLOOR_HOST) ./cgo/bench/floorhost
 	$(NATIVE_ENV) $(CLUSTER) -- sh -c 'for tick in "" -tick; do \
 	  GLIBC_TUNABLES=glibc.malloc.hugetlb=1 $(BENCH_BIN) drive -rounds 2 -repeat 2 -out $(abspath $(BUILD))/bench/floorhost-runs$$tick \

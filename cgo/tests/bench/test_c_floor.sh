@@ -9,13 +9,13 @@ bin=$1
 plan=$2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-# Case names, in plan order, then quit.
-{ sed -n 's/^{"name":"\([^"]*\)".*/\1/p' "$plan"; echo quit; } |
+names() { sed -n 's/^{"name":"\([^"]*\)".*/\1/p' "$plan"; } # in plan order
+{ names; echo quit; } |
   "$bin" -serve -own-segment -plan "$plan" -master c-floor-test -metadata P2PHANDSHAKE >"$out"
 fail() { echo "FAIL: $*"; cat "$out"; exit 1; }
 head -n 1 "$out" | grep -q '"schema":"mcbench/1","client":"c"' || fail "no run header"
 n=0
-for name in $(sed -n 's/^{"name":"\([^"]*\)".*/\1/p' "$plan"); do
+for name in $(names); do
   n=$((n + 1))
   line=$(sed -n "$((n + 1))p" "$out")
   case $name in
