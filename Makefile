@@ -136,7 +136,7 @@ native: require-mooncake
 # a time (-p 1) so that the capacity tests own the cluster.
 test-native: native
 	$(NATIVE_ENV) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- \
-	  $(GO) test -count=1 -p 1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./internal/codes/... ./mooncake/... ./hostcache/... ./interop/... ./cmd/mooncake-pd/...
+	  $(GO) test -count=1 -p 1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./internal/codes/... ./mooncake/... ./hostcache/... ./interop/ ./cmd/mooncake-pd/...
 	$(NATIVE_ENV) $(CLUSTER) -- $(GO) test -count=1 -tags mooncake_native -run '^TestTE' $(NATIVE_TEST_FLAGS) ./cmd/mcbench/
 	$(MAKE) --no-print-directory chaos-native
 	@if [ -n "$(MOONCAKE_PYTHONPATH)" ]; then \
@@ -146,11 +146,11 @@ test-native: native
 # Fault tests: each starts its own master (internal/testcluster) and kills,
 # restarts or cuts off part of the cluster by PID (docs/faults.md).
 chaos-native: native
-	$(NATIVE_ENV) $(GO) test -count=1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./internal/faults/
+	$(NATIVE_ENV) $(GO) test -count=1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./interop/faults/
 
 # The soak: a Go client, a Go client process and upstream's Python client on
 # one loopback master for SOAK_DURATION, one client process restarted every
-# SOAK_RESTART, every byte read checked (internal/soak, docs/soak.md). The
+# SOAK_RESTART, every byte read checked (interop/soak, docs/soak.md). The
 # report goes to SOAK_REPORT (default build/soak/<time>/report.md).
 SOAK_DURATION ?= 10m
 SOAK_RESTART  ?= 1m
@@ -160,7 +160,7 @@ soak-native: native
 	@test -n "$(MOONCAKE_PYTHONPATH)" || { echo "make soak-native needs upstream's Python client: MOONCAKE_PYTHONPATH=<dir with mooncake/>"; exit 1; }
 	$(NATIVE_ENV) MCGO_SOAK_DURATION=$(SOAK_DURATION) MCGO_SOAK_RESTART=$(SOAK_RESTART) MCGO_SOAK_REPORT="$(SOAK_REPORT)" PYTHON="$(PYTHON)" \
 	  MCGO_SOAK_COMMAND="make soak-native MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH) SOAK_DURATION=$(SOAK_DURATION) SOAK_RESTART=$(SOAK_RESTART)" \
-	  $(GO) test -count=1 -tags mooncake_native -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) -v ./internal/soak/
+	  $(GO) test -count=1 -tags mooncake_native -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) -v ./interop/soak/
 
 demo-native: native
 	$(NATIVE_ENV) $(CLUSTER) -- $(GO) run -tags mooncake_native ./cmd/mooncake-demo $(DEMO_ARGS)

@@ -231,7 +231,7 @@ func setLog(level int32, dir string) error {
 // server to answer. Upstream's setup gives each metadata request 3 s and
 // retries its setup 20 times, so a server that accepts connections but does
 // not answer (hung, or stopped) kept Open waiting for minutes (measured: more
-// than 60 s; internal/faults TestMetadataLost). Open first sends the server
+// than 60 s; interop/faults TestMetadataLost). Open first sends the server
 // one GET of a key nobody writes: any HTTP answer will do; none within this
 // long fails Open with ErrRPCFail. A server that is down fails at once.
 var MetadataProbeTimeout = 5 * time.Second

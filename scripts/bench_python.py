@@ -1030,7 +1030,7 @@ def print_table(results, out=sys.stdout):
 
 
 def serve(bench, doc, plan):
-    """The serve protocol of mcbench drive (see internal/benchdrive)."""
+    """The serve protocol of mcbench drive (see cmd/internal/benchdrive)."""
     by_name = {c["name"]: c for c in plan}
     head = dict(doc)
     head["results"] = []

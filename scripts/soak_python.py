@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Upstream's Python client in the soak (make soak-native; internal/soak).
+"""Upstream's Python client in the soak (make soak-native; interop/soak).
 
 It writes, reads and checks the same values as the Go soak worker
-(internal/soak/value.go, worker.go; keep them in step): a value is a 16-byte
+(interop/soak/value.go, worker.go; keep them in step): a value is a 16-byte
 header ("MCSK", version, crc32(key), size, little-endian u32s) and the body
 sha256(key + "#" + version) repeated. Its own keys live under --prefix with
 the Go worker's layout (s/<i> singles, b/<g>/<i> zero-copy batches,
@@ -10,7 +10,7 @@ m/<g>/<i> multi-buffer objects, p/<i> published objects), placed in its own
 segment, and each read of them is checked against its model; it also reads
 the long-lived Go client's published keys (--cross-prefix) and checks that
 each is a whole value of its key. Published keys are only removed (without
-force) and put again, never upserted: why is in internal/soak/worker.go.
+force) and put again, never upserted: why is in interop/soak/worker.go.
 
 Every two seconds, and once more on SIGTERM before it closes the store, it
 prints one JSON line: {"stats": {...}} with the Go worker's Stats fields
@@ -59,7 +59,7 @@ def check(b, key):
 
 
 class Entry:
-    """The versions a key may hold (0: absent), as in internal/soak/model.go."""
+    """The versions a key may hold (0: absent), as in interop/soak/model.go."""
 
     def __init__(self):
         self.vers = [0]

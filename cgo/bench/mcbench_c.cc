@@ -5,7 +5,7 @@
 // the Go binding (and upstream's Python client) is from a caller that pays
 // nothing but the calls themselves.
 //
-// It speaks the serve protocol of internal/benchdrive: it opens its store,
+// It speaks the serve protocol of cmd/internal/benchdrive: it opens its store,
 // prefaults its segment, writes a Run header line, then answers every case
 // name read on stdin with one JSON line. Cases it does not run (batches,
 // HiCache, copies) get an empty result list, which the drive skips. Its

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mooncake-go/mooncake-go/internal/benchreport"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchreport"
 )
 
-// runCompare is mcbench compare: its flags, and internal/benchreport does
+// runCompare is mcbench compare: its flags, and cmd/internal/benchreport does
 // the rest.
 func runCompare(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("mcbench compare", flag.ContinueOnError)

@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mooncake-go/mooncake-go/internal/benchdrive"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchdrive"
 )
 
 // runDrive is mcbench drive: it builds the plan from the flags after "--",
-// writes it to the output directory, and has internal/benchdrive run it on
+// writes it to the output directory, and has cmd/internal/benchdrive run it on
 // a Go and a second client that both read that plan file, so the two run
 // the same cases with the same settings by construction.
 func runDrive(args []string, stdout, stderr io.Writer) error {

@@ -7,8 +7,8 @@
 // a plain memcpy of the same bytes as the bandwidth reference.
 //
 // The command is the runner and the server of the serve protocol; the plan
-// is internal/benchplan's, the drive internal/benchdrive's and the report
-// internal/benchreport's. scripts/bench_python.py runs the plan file that
+// is cmd/internal/benchplan's, the drive cmd/internal/benchdrive's and the report
+// cmd/internal/benchreport's. scripts/bench_python.py runs the plan file that
 // -list writes through upstream's Python client and writes the same JSON;
 // `make bench-compare` runs both in turn against one local cluster and
 // `mcbench compare` puts them side by side (docs/benchmarks.md).
@@ -51,8 +51,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mooncake-go/mooncake-go/internal/benchplan"
-	"github.com/mooncake-go/mooncake-go/internal/cliconfig"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchplan"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/cliconfig"
 	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )

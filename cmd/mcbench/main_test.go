@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mooncake-go/mooncake-go/internal/benchplan"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchplan"
 	"github.com/mooncake-go/mooncake-go/mooncake"
 )
 

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mooncake-go/mooncake-go/internal/benchreport"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchreport"
 )
 
 // writeTable prints results for people.

@@ -1,6 +1,6 @@
 package main
 
-import "github.com/mooncake-go/mooncake-go/internal/benchplan"
+import "github.com/mooncake-go/mooncake-go/cmd/internal/benchplan"
 
 // The plan, its cases and results are benchplan's, shared with the report
 // and the drive; the runner names them briefly.

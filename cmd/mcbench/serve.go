@@ -7,10 +7,10 @@ import (
 	"io"
 	"strings"
 
-	"github.com/mooncake-go/mooncake-go/internal/benchplan"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchplan"
 )
 
-// serve is the client side of the serve protocol (see internal/benchdrive):
+// serve is the client side of the serve protocol (see cmd/internal/benchdrive):
 // the Run header, then one reply per case name read from in, until "quit"
 // or the end of input.
 func (b *bench) serve(doc Run, plan []Case, in io.Reader, out io.Writer) error {

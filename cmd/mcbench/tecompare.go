@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mooncake-go/mooncake-go/internal/benchreport"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchreport"
 	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 )
 

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mooncake-go/mooncake-go/internal/cliconfig"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/cliconfig"
 	"github.com/mooncake-go/mooncake-go/internal/fill"
 	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"

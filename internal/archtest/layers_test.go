@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func layers(t *testing.T) map[string]int {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	row := regexp.MustCompile("^\\| (\\d+) \\| (.+) \\|$")
+	row := regexp.MustCompile(`^\| (\d+) \| [^|` + "`" + `]+ \| (.+) \|$`)
 	pkg := regexp.MustCompile("`([^`]+)`")
 	out := map[string]int{}
 	sc := bufio.NewScanner(f)
@@ -87,7 +88,8 @@ func TestImportLayers(t *testing.T) {
 		t.Fatal("the go command is needed to list the packages")
 	}
 	layer := layers(t)
-	seen := map[string]bool{} // packages of any build: some exist only with a build tag
+	seen := map[string]bool{}           // packages of any build: some exist only with a build tag
+	importedBy := map[string][]string{} // package -> its importers, in any build
 	for _, build := range []struct {
 		name string
 		env  []string
@@ -108,10 +110,23 @@ func TestImportLayers(t *testing.T) {
 				continue
 			}
 			for _, imp := range imps {
+				if !slices.Contains(importedBy[imp], p) {
+					importedBy[imp] = append(importedBy[imp], p)
+				}
 				if li, ok := layer[imp]; ok && li >= lp {
 					t.Errorf("%s: %s (layer %d) imports %s (layer %d): only lower layers may be imported", build.name, p, lp, imp, li)
 				}
 			}
+		}
+	}
+	// internal/ is the basement: what it holds lies under the APIs, so a
+	// package there that other packages import sits below the lowest API
+	// floor (command tooling lives in cmd/internal/, test drivers in
+	// interop/).
+	for p, imps := range importedBy {
+		if strings.HasPrefix(p, "internal/") && layer[p] >= layer["mooncake/transfer"] {
+			t.Errorf("%s is imported (by %s) but sits on floor %d, at or above the APIs' floor %d: only what lies under the APIs belongs in internal/",
+				p, strings.Join(imps, ", "), layer[p], layer["mooncake/transfer"])
 		}
 	}
 	for p := range layer {

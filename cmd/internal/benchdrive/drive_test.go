@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mooncake-go/mooncake-go/internal/benchplan"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchplan"
 )
 
 // The test binary doubles as a client in serve mode: "fake-client NAME

@@ -18,7 +18,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mooncake-go/mooncake-go/internal/benchplan"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchplan"
 )
 
 // Row is the comparison of one case.

@@ -27,8 +27,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mooncake-go/mooncake-go/internal/benchplan"
-	"github.com/mooncake-go/mooncake-go/internal/benchreport"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchplan"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchreport"
 )
 
 // Options of a drive.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mooncake-go/mooncake-go/internal/benchplan"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchplan"
 )
 
 func testPlan(t *testing.T) []benchplan.Case {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mooncake-go/mooncake-go/internal/benchplan"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchplan"
 )
 
 // TestViews: the three leading views take the right cases, ratios and

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mooncake-go/mooncake-go/internal/benchplan"
+	"github.com/mooncake-go/mooncake-go/cmd/internal/benchplan"
 )
 
 // Meta is what the report says about the runs besides the numbers.

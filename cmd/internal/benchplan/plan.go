@@ -5,7 +5,7 @@
 //
 // The Go client (cmd/mcbench) builds the plan; the Python client takes it
 // from the plan file, so both measure the same cases by construction, and
-// the report (internal/benchreport) refuses to put two cases side by side
+// the report (cmd/internal/benchreport) refuses to put two cases side by side
 // unless their parameters match exactly.
 package benchplan
 
