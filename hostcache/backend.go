@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mooncake-go/mooncake-go/internal/memreg"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
@@ -261,7 +262,7 @@ func (b *Backend) registerBuffersLocked(pool string, bufs []Buffer) error {
 		for _, r := range done {
 			_ = b.store.UnregisterBuffer(r.addr)
 			b.removeReg(r.addr)
-			r.host.MarkUnregistered()
+			memreg.Unmark(r.host)
 		}
 	}
 	for _, buf := range bufs {
@@ -283,7 +284,7 @@ func (b *Backend) registerBuffersLocked(pool string, bufs []Buffer) error {
 		}
 		r := registration{addr: buf.Addr, size: buf.Size, pool: pool, buf: buf.Name}
 		if buf.Host != nil {
-			if err := buf.Host.MarkRegistered(); err != nil {
+			if err := memreg.Mark(buf.Host); err != nil {
 				_ = b.store.UnregisterBuffer(buf.Addr)
 				rollback()
 				return &RegisterError{Pool: pool, Buffer: buf.Name, Addr: buf.Addr, Size: buf.Size, Err: err}
@@ -371,7 +372,7 @@ func (b *Backend) Close() error {
 		}
 		// The backend gives the buffer up either way (a closed store has
 		// dropped it already); a failure is reported above.
-		r.host.MarkUnregistered()
+		memreg.Unmark(r.host)
 	}
 	b.regs = nil
 	return errors.Join(errs...)

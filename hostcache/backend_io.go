@@ -175,8 +175,12 @@ func (b *Backend) prepareV2Locked(bt *batch, transfers []PoolTransfer, forSet bo
 // ---------------------------------------------------------------------------
 // Store calls with result-count validation.
 
+// checkCount turns a batch call's outcome into the backend's: results for
+// every key (some may have failed: their entries say so, and err, which
+// describes them, adds nothing), a call that failed as a whole (no
+// results: a StoreError), or a store that broke the contract.
 func checkCount(op string, res []int64, want int, err error) error {
-	if err != nil {
+	if err != nil && res == nil {
 		return &StoreError{Op: op, Keys: want, Err: err}
 	}
 	if len(res) != want {
@@ -186,7 +190,7 @@ func checkCount(op string, res []int64, want int, err error) error {
 }
 
 func (b *Backend) exists(keys *hostmem.Keys, dst []int64) ([]int64, error) {
-	res, err := b.store.BatchIsExistKeys(keys, dst[:0])
+	res, err := b.store.BatchIsExist(keys, dst[:0])
 	if err := checkCount("BatchIsExist", res, keys.Len(), err); err != nil {
 		return dst[:0], err
 	}
@@ -201,7 +205,7 @@ func storeOp(single, multi string, bufs hostmem.Buffers) string {
 }
 
 func (b *Backend) put(keys *hostmem.Keys, bufs hostmem.Buffers, dst []int64) ([]int64, error) {
-	res, err := b.store.BatchPutFromBuffers(keys, bufs, dst[:0])
+	res, err := b.store.BatchPutFrom(keys, bufs, dst[:0])
 	if err := checkCount(storeOp("BatchPutFrom", "BatchPutFromMultiBuffers", bufs), res, keys.Len(), err); err != nil {
 		return dst[:0], err
 	}
@@ -209,7 +213,7 @@ func (b *Backend) put(keys *hostmem.Keys, bufs hostmem.Buffers, dst []int64) ([]
 }
 
 func (b *Backend) get(keys *hostmem.Keys, bufs hostmem.Buffers, dst []int64) ([]int64, error) {
-	res, err := b.store.BatchGetIntoBuffers(keys, bufs, dst[:0])
+	res, err := b.store.BatchGetInto(keys, bufs, dst[:0])
 	if err := checkCount(storeOp("BatchGetInto", "BatchGetIntoMultiBuffers", bufs), res, keys.Len(), err); err != nil {
 		return dst[:0], err
 	}

@@ -18,15 +18,16 @@ type Store interface {
 	// keys.Len() entries (results[:n] when cap(results) >= n, else newly
 	// allocated). Entry >= 0 is success (put: 0; get: bytes read; exists: 1
 	// present, 0 absent), < 0 is a Mooncake ErrorCode (-704 not found, -600
-	// invalid params, ...). A non-nil error means the call as a whole
-	// failed (closed store, bad arguments); treat every key as failed then.
-	// No keys returns (results[:0], nil).
-	BatchIsExistKeys(keys *hostmem.Keys, results []int64) ([]int64, error)
+	// invalid params, ...). When some keys failed, the results are returned
+	// with an error that describes them (the results say which); when the
+	// call failed as a whole (closed store, bad arguments) the slice is nil
+	// and every key counts as failed. No keys returns (results[:0], nil).
+	BatchIsExist(keys *hostmem.Keys, results []int64) ([]int64, error)
 	// The put and get calls take one buffer per key when bufs.Offsets is
 	// nil (Mooncake's batch_put_from / batch_get_into), else a list per key
 	// in CSR form (batch_put_from_multi_buffers /
 	// batch_get_into_multi_buffers: the object is the concatenation).
-	BatchPutFromBuffers(keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error)
-	BatchGetIntoBuffers(keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error)
+	BatchPutFrom(keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error)
+	BatchGetInto(keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error)
 	RemoveAll(force bool) (int64, error)
 }

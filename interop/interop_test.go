@@ -215,7 +215,7 @@ func (g *goSide) verify(t *testing.T, prefix string) {
 		addrs = append(addrs, g.mem.Addr()+uintptr(i*ZCSize))
 		sizes = append(sizes, ZCSize)
 	}
-	res, err := g.st.BatchGetInto(keys, addrs, sizes, nil)
+	res, err := g.st.Raw().BatchGetInto(keys, addrs, sizes, nil)
 	require.NoError(t, err)
 	for i, k := range keys {
 		require.EqualValues(t, ZCSize, res[i], k)
@@ -232,7 +232,7 @@ func (g *goSide) verify(t *testing.T, prefix string) {
 		}
 		offsets = append(offsets, uint64(len(addrs)))
 	}
-	res, err = g.st.BatchGetIntoMultiBuffers(keys, addrs, sizes, offsets, nil)
+	res, err = g.st.Raw().BatchGetIntoMultiBuffers(keys, addrs, sizes, offsets, nil)
 	require.NoError(t, err)
 	for i, k := range keys {
 		require.EqualValues(t, MBBuffers*MBBufferLen, res[i], k)
@@ -298,7 +298,7 @@ func (g *goSide) write(t *testing.T, prefix string) {
 		addrs = append(addrs, g.mem.Addr()+uintptr(i*ZCSize))
 		sizes = append(sizes, ZCSize)
 	}
-	res, err := g.st.BatchPutFrom(keys, addrs, sizes, nil)
+	res, err := g.st.Raw().BatchPutFrom(keys, addrs, sizes, nil)
 	require.NoError(t, err)
 	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFrom, keys, res))
 	keys, addrs, sizes = nil, nil, nil
@@ -316,7 +316,7 @@ func (g *goSide) write(t *testing.T, prefix string) {
 		}
 		offsets = append(offsets, uint64(len(addrs)))
 	}
-	res, err = g.st.BatchPutFromMultiBuffers(keys, addrs, sizes, offsets, nil)
+	res, err = g.st.Raw().BatchPutFromMultiBuffers(keys, addrs, sizes, offsets, nil)
 	require.NoError(t, err)
 	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFromMultiBuffers, keys, res))
 

@@ -115,7 +115,7 @@ func TestTransferEngineInterop(t *testing.T) {
 
 	// Go writes into Python's memory; Python checks.
 	copy(mem.Bytes()[n:2*n], tePattern(5, n, n))
-	_, err = e.TransferNotify(ctx, []transfer.Request{{Op: transfer.Write, Segment: seg.ID(), Local: mem.Addr() + n, Remote: hello.Addr + n, Length: n}},
+	_, err = e.TransferNotify(ctx, []transfer.Request{{Dir: transfer.Write, Segment: seg.Handle(), Local: mem.Addr() + n, Remote: hello.Addr + n, Length: n}},
 		transfer.Notification{Name: "go", Message: "wrote 1 MiB"})
 	require.NoError(t, err)
 	p.do(map[string]any{"op": "check", "seed": 5, "off": n, "len": n})

@@ -75,68 +75,66 @@ func argErr(op Op, format string, args ...any) error {
 	return &Error{Op: op, Code: ErrInvalidParams, Err: fmt.Errorf(format, args...)}
 }
 
-// BatchPutFrom stores, for each key i, sizes[i] bytes at addrs[i]
-// (write-once; existing keys report 0 and keep their value).
-func (s *Store) BatchPutFrom(keys []string, addrs []uintptr, sizes []uint64, results []int64) ([]int64, error) {
-	return s.batch(OpBatchPutFrom, keys, addrs, sizes, nil, results)
+// BatchPutFrom stores, for each key i, its buffers in bufs without copying
+// them through Go: one buffer per key (bufs.Offsets nil; upstream's
+// batch_put_from) or a list per key in CSR form, stored as the
+// concatenation (upstream's batch_put_from_multi_buffers: a layer-first
+// HiCache page, one buffer per layer, in one call). The buffers must lie in
+// registered memory (RegisterMemory, RegisterBuffer). Write-once, like Put:
+// an existing key reports 0 and keeps its value. Packed keys cross into C as
+// they are, with no string per key.
+//
+// results[i] is 0 or key i's negative code; when any is negative the error
+// is a *BatchError naming those keys (see the package doc, Batch calls).
+func (s *Store) BatchPutFrom(keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
+	return s.typedBatch(OpBatchPutFrom, OpBatchPutFromMultiBuffers, keys, bufs, results)
 }
 
-// BatchUpsertFrom is BatchPutFrom that replaces existing objects.
-func (s *Store) BatchUpsertFrom(keys []string, addrs []uintptr, sizes []uint64, results []int64) ([]int64, error) {
-	return s.batch(OpBatchUpsertFrom, keys, addrs, sizes, nil, results)
+// BatchUpsertFrom is BatchPutFrom that replaces existing objects (see
+// Upsert for what a reader may see).
+func (s *Store) BatchUpsertFrom(keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
+	return s.typedBatch(OpBatchUpsertFrom, OpBatchUpsertFromMultiBuffers, keys, bufs, results)
 }
 
-// BatchGetInto reads each object into [addrs[i], addrs[i]+sizes[i]); each
-// entry is the object size, or ErrInvalidParams when the destination is
-// smaller than the object.
-func (s *Store) BatchGetInto(keys []string, addrs []uintptr, sizes []uint64, results []int64) ([]int64, error) {
-	return s.batch(OpBatchGetInto, keys, addrs, sizes, nil, results)
+// BatchGetInto reads each key's object into its buffers in bufs: one
+// buffer per key (it must hold the object; ErrInvalidParams when smaller)
+// or a list per key over which the object is scattered (the sizes must
+// total the object size: smaller gives ErrInvalidParams, larger
+// ErrTransferFail, as upstream's batch_get_into_multi_buffers). results[i]
+// is the object size or key i's negative code (ErrObjectNotFound, ...).
+func (s *Store) BatchGetInto(keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
+	return s.typedBatch(OpBatchGetInto, OpBatchGetIntoMultiBuffers, keys, bufs, results)
 }
 
-// BatchPutFromMultiBuffers stores, for each key i, the concatenation of the
-// buffers addrs[offsets[i]:offsets[i+1]] (sizes likewise): the layer-first
-// HiCache page, one buffer per layer, in one call. len(offsets) must be
-// len(keys)+1, offsets[0] = 0 and offsets[len(keys)] = len(addrs).
-// Write-once, like BatchPutFrom.
-func (s *Store) BatchPutFromMultiBuffers(keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
-	return s.batch(OpBatchPutFromMultiBuffers, keys, addrs, sizes, offsets, results)
-}
-
-// BatchUpsertFromMultiBuffers is BatchPutFromMultiBuffers that replaces
-// existing objects.
-func (s *Store) BatchUpsertFromMultiBuffers(keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
-	return s.batch(OpBatchUpsertFromMultiBuffers, keys, addrs, sizes, offsets, results)
-}
-
-// BatchGetIntoMultiBuffers scatters each object over its buffers (CSR form
-// as in BatchPutFromMultiBuffers). Each entry is the object size; the
-// buffers' total must equal it: smaller gives ErrInvalidParams, larger
-// ErrTransferFail, as Mooncake does.
-func (s *Store) BatchGetIntoMultiBuffers(keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
-	return s.batch(OpBatchGetIntoMultiBuffers, keys, addrs, sizes, offsets, results)
-}
-
-// batch is every zero-copy batch call with string keys: it checks the
-// arguments and packs the keys for batchPacked. offsets is nil for the
-// single-buffer calls.
-func (s *Store) batch(op Op, keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
-	bufs := hostmem.Buffers{Addrs: addrs, Sizes: sizes, Offsets: offsets}
-	if isMulti(op) && offsets == nil {
-		if len(keys) == 0 && len(addrs) == 0 && len(sizes) == 0 {
-			return resultsFor(results, 0), nil
-		}
-		bufs.Offsets = []uint64{} // refused by Validate: a multi-buffer call needs offsets
+func (s *Store) typedBatch(single, multi Op, keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
+	op := single
+	if bufs.Multi() {
+		op = multi
 	}
-	if err := bufs.Validate(len(keys)); err != nil {
+	if err := keys.Validate(); err != nil {
 		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: err}
 	}
-	if len(keys) == 0 {
-		return resultsFor(results, 0), nil
+	if err := bufs.Validate(keys.Len()); err != nil {
+		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: err}
 	}
-	ks := s.c().packKeys(keys)
-	res, err := s.batchPacked(op, &ks.k, bufs, results)
-	s.c().freeKeys(ks)
-	return res, err
+	return s.batchPacked(op, keysOrEmpty(keys), bufs, results)
+}
+
+var noKeys hostmem.Keys
+
+func keysOrEmpty(k *hostmem.Keys) *hostmem.Keys {
+	if k == nil {
+		return &noKeys
+	}
+	return k
+}
+
+// checkedKeys validates packed keys for op: the keys, or an error.
+func checkedKeys(op Op, k *hostmem.Keys) (*hostmem.Keys, error) {
+	if err := k.Validate(); err != nil {
+		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: err}
+	}
+	return keysOrEmpty(k), nil
 }
 
 // isMulti reports whether op takes a CSR buffer list.
@@ -184,40 +182,32 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 	return batchResult(op, k, rc, res)
 }
 
-// BatchIsExist reports, for each key, 1 (present), 0 (absent) or a negative
-// ErrorCode.
-func (s *Store) BatchIsExist(keys []string, results []int64) ([]int64, error) {
-	return s.keysCall(OpBatchIsExist, keys, results, s.batchIsExist)
-}
-
-func (s *Store) batchIsExist(k *hostmem.Keys, results []int64) ([]int64, error) {
+// BatchIsExist reports, for each key, 1 (present) or 0 (absent); a key
+// whose check failed has its negative code, and the error is then a
+// *BatchError.
+func (s *Store) BatchIsExist(keys *hostmem.Keys, results []int64) ([]int64, error) {
+	k, err := checkedKeys(OpBatchIsExist, keys)
+	if err != nil {
+		return nil, err
+	}
 	return s.packedKeysCall(OpBatchIsExist, k, results, func(h cstore.Client, k *hostmem.Keys, res []int64) int32 {
 		return h.BatchIsExist(k, res)
 	})
 }
 
 // BatchRemove removes each key as Remove does, in one call: results[i] is 0
-// or a negative ErrorCode (ErrObjectNotFound; ErrObjectHasLease unless
-// force; ErrReplicaIsNotReady while a write of it is in flight). Like
-// upstream's batch_remove it is not atomic: some keys may be removed and
-// others not. Turn the results into an error with BatchResultError.
-func (s *Store) BatchRemove(keys []string, force bool, results []int64) ([]int64, error) {
-	return s.keysCall(OpBatchRemove, keys, results, func(k *hostmem.Keys, res []int64) ([]int64, error) {
-		return s.packedKeysCall(OpBatchRemove, k, res, func(h cstore.Client, k *hostmem.Keys, res []int64) int32 {
-			return h.BatchRemove(k, force, res)
-		})
-	})
-}
-
-// keysCall packs keys for call, a batch call that takes only keys.
-func (s *Store) keysCall(op Op, keys []string, results []int64, call func(*hostmem.Keys, []int64) ([]int64, error)) ([]int64, error) {
-	if len(keys) == 0 {
-		return resultsFor(results, 0), nil
+// or a negative code (ErrObjectNotFound; ErrObjectHasLease unless force;
+// ErrReplicaIsNotReady while a write of it is in flight), and the error a
+// *BatchError when any key failed. Like upstream's batch_remove it is not
+// atomic: some keys may be removed and others not.
+func (s *Store) BatchRemove(keys *hostmem.Keys, force bool, results []int64) ([]int64, error) {
+	k, err := checkedKeys(OpBatchRemove, keys)
+	if err != nil {
+		return nil, err
 	}
-	ks := s.c().packKeys(keys)
-	res, err := call(&ks.k, results)
-	s.c().freeKeys(ks)
-	return res, err
+	return s.packedKeysCall(OpBatchRemove, k, results, func(h cstore.Client, k *hostmem.Keys, res []int64) int32 {
+		return h.BatchRemove(k, force, res)
+	})
 }
 
 // packedKeysCall makes one crossing with packed keys and a result per key.
@@ -236,17 +226,38 @@ func (s *Store) packedKeysCall(op Op, k *hostmem.Keys, results []int64, cross fu
 	return batchResult(op, k, rc, res)
 }
 
-// batchResult is callResult for a batch of keys: a whole-call refusal for
-// a key longer than MaxKeyLen names that key.
+// batchResult is the outcome of a batch crossing whose results are one
+// per key of k: a whole-call refusal (nil results), or the results with a
+// *BatchError when any key failed.
 func batchResult(op Op, k *hostmem.Keys, rc int32, res []int64) ([]int64, error) {
+	if rc != 0 {
+		return nil, refused(op, k, rc)
+	}
+	return res, keysError(op, k, res)
+}
+
+// refused is the error of a batch call that C refused as a whole (rc != 0):
+// a key longer than MaxKeyLen is named.
+func refused(op Op, k *hostmem.Keys, rc int32) error {
 	if ErrorCode(rc) == ErrInvalidParams {
 		for i := 0; i < k.Len(); i++ {
 			if len(k.Bytes(i)) > MaxKeyLen {
-				return nil, &Error{Op: op, Key: k.String(i), Code: ErrInvalidParams, Err: ErrKeyTooLong}
+				return &Error{Op: op, Key: k.String(i), Code: ErrInvalidParams, Err: ErrKeyTooLong}
 			}
 		}
 	}
-	return callResult(op, rc, res)
+	_, err := callResult(op, rc, nil)
+	return err
+}
+
+// keysError is batchError with the keys of a packed batch, one per result.
+func keysError(op Op, k *hostmem.Keys, res []int64) error {
+	return batchError(op, res, func(i int) string {
+		if i < k.Len() {
+			return k.String(i)
+		}
+		return ""
+	})
 }
 
 func callResult(op Op, rc int32, res []int64) ([]int64, error) {

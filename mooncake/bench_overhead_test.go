@@ -64,22 +64,22 @@ func BenchmarkCallOverhead(b *testing.B) {
 		packed, packedSmall := hostmem.PackKeys(keys...), hostmem.PackKeys(small...)
 		bufs := hostmem.Buffers{Addrs: addrs, Sizes: sizes, Offsets: offs}
 		oneBufs := hostmem.Buffers{Addrs: addrs, Sizes: one, Offsets: offs}
-		r, err := st.BatchPutFromMultiBuffers(keys, addrs, sizes, offs, res)
+		r, err := st.Raw().BatchPutFromMultiBuffers(keys, addrs, sizes, offs, res)
 		check(b, mooncake.OpBatchPutFromMultiBuffers, keys, r, err)
-		r, err = st.BatchPutFromMultiBuffers(small, addrs, one, offs, res)
+		r, err = st.Raw().BatchPutFromMultiBuffers(small, addrs, one, offs, res)
 		check(b, mooncake.OpBatchPutFromMultiBuffers, small, r, err)
 
 		for _, op := range []struct {
 			name string
 			call func() ([]int64, error)
 		}{
-			{"is_exist", func() ([]int64, error) { return st.BatchIsExist(keys, res) }},
-			{"put_existing", func() ([]int64, error) { return st.BatchPutFromMultiBuffers(keys, addrs, sizes, offs, res) }},
-			{"get_1B", func() ([]int64, error) { return st.BatchGetIntoMultiBuffers(small, addrs, one, offs, res) }},
+			{"is_exist", func() ([]int64, error) { return st.BatchIsExist(hostmem.PackKeys(keys...), res) }},
+			{"put_existing", func() ([]int64, error) { return st.Raw().BatchPutFromMultiBuffers(keys, addrs, sizes, offs, res) }},
+			{"get_1B", func() ([]int64, error) { return st.Raw().BatchGetIntoMultiBuffers(small, addrs, one, offs, res) }},
 			// The typed calls over packed keys: no packing copy.
-			{"is_exist_packed", func() ([]int64, error) { return st.BatchIsExistKeys(packed, res) }},
-			{"put_existing_packed", func() ([]int64, error) { return st.BatchPutFromBuffers(packed, bufs, res) }},
-			{"get_1B_packed", func() ([]int64, error) { return st.BatchGetIntoBuffers(packedSmall, oneBufs, res) }},
+			{"is_exist_packed", func() ([]int64, error) { return st.BatchIsExist(packed, res) }},
+			{"put_existing_packed", func() ([]int64, error) { return st.BatchPutFrom(packed, bufs, res) }},
+			{"get_1B_packed", func() ([]int64, error) { return st.BatchGetInto(packedSmall, oneBufs, res) }},
 		} {
 			b.Run(fmt.Sprintf("%s/keys=%d/bufs=%d", op.name, sh.keys, sh.bufs), func(b *testing.B) {
 				b.ReportAllocs()

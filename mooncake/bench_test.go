@@ -74,22 +74,22 @@ func BenchmarkBatch(b *testing.B) {
 
 			put := func() ([]int64, error) {
 				if multi {
-					return st.BatchUpsertFromMultiBuffers(bb.keys, bb.addrs, bb.sizes, bb.offsets, bb.res)
+					return st.Raw().BatchUpsertFromMultiBuffers(bb.keys, bb.addrs, bb.sizes, bb.offsets, bb.res)
 				}
-				return st.BatchUpsertFrom(bb.keys, bb.addrs, bb.sizes, bb.res)
+				return st.Raw().BatchUpsertFrom(bb.keys, bb.addrs, bb.sizes, bb.res)
 			}
 			get := func() ([]int64, error) {
 				if multi {
-					return st.BatchGetIntoMultiBuffers(bb.keys, bb.dsts, bb.sizes, bb.offsets, bb.res)
+					return st.Raw().BatchGetIntoMultiBuffers(bb.keys, bb.dsts, bb.sizes, bb.offsets, bb.res)
 				}
-				return st.BatchGetInto(bb.keys, bb.dsts, bb.sizes, bb.res)
+				return st.Raw().BatchGetInto(bb.keys, bb.dsts, bb.sizes, bb.res)
 			}
-			exists := func() ([]int64, error) { return st.BatchIsExist(bb.keys, bb.res) }
+			exists := func() ([]int64, error) { return st.BatchIsExist(hostmem.PackKeys(bb.keys...), bb.res) }
 			putOnce := func() ([]int64, error) { // write-once path: every key exists
 				if multi {
-					return st.BatchPutFromMultiBuffers(bb.keys, bb.addrs, bb.sizes, bb.offsets, bb.res)
+					return st.Raw().BatchPutFromMultiBuffers(bb.keys, bb.addrs, bb.sizes, bb.offsets, bb.res)
 				}
-				return st.BatchPutFrom(bb.keys, bb.addrs, bb.sizes, bb.res)
+				return st.Raw().BatchPutFrom(bb.keys, bb.addrs, bb.sizes, bb.res)
 			}
 			res, err := put()
 			check(b, "warm-up", bb.keys, res, err)
@@ -132,7 +132,7 @@ func BenchmarkLargeObject(b *testing.B) {
 	buf := mem.Bytes()
 	mooncaketest.Fill(buf[:size], 2)
 	k := mooncaketest.Key(b, "4MiB")
-	if err := st.PutFrom(k, mem.Addr(), size); err != nil {
+	if err := st.Raw().PutFrom(k, mem.Addr(), size); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("memcpy", func(b *testing.B) {
@@ -145,7 +145,7 @@ func BenchmarkLargeObject(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if err := st.UpsertFrom(k, mem.Addr(), size); err != nil {
+			if err := st.Raw().UpsertFrom(k, mem.Addr(), size); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -154,7 +154,7 @@ func BenchmarkLargeObject(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if _, err := st.GetInto(k, mem.Addr()+size, size); err != nil {
+			if _, err := st.Raw().GetInto(k, mem.Addr()+size, size); err != nil {
 				b.Fatal(err)
 			}
 		}

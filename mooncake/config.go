@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
 )
@@ -39,9 +40,13 @@ type Config struct {
 	// in-process cluster: stores opened with the same address share objects.
 	MasterServerAddress string `json:"master_server_address"`
 	// LogLevel is the least severity upstream's client writes to its log
-	// (glog): "info", "warning", "error" or "fatal"; "" keeps upstream's
-	// (info, or env MC_LOG_LEVEL). glog is process-wide: the level of the
-	// latest Open applies to every client and engine of the process.
+	// (glog): "info", "warning", "error" or "fatal", in any case; "" keeps
+	// upstream's (info, or env MC_LOG_LEVEL). glog is process-wide: the
+	// level of the latest Open applies to every client and engine of the
+	// process. Upstream takes the level of its first engine only from the
+	// environment, so Open sets MC_LOG_LEVEL in the process environment
+	// when it is unset and LogLevel is info, warning or error: the one
+	// change the binding makes to the environment.
 	LogLevel string `json:"log_level"`
 	// LogDir sends upstream's log to files in this directory instead of
 	// stderr (ERROR and above still reach stderr); "" keeps stderr, or
@@ -69,9 +74,30 @@ type Config struct {
 	// listens on every address.
 	EnableClientHTTPServer bool `json:"enable_client_http_server"`
 	ClientHTTPPort         int  `json:"client_http_port"`
+
+	// ConnectTimeout bounds how long Open waits for the master's RPC port
+	// and an HTTP metadata server to answer (native backend) before it
+	// fails with ErrRPCFail; 0 means DefaultConnectTimeout. Upstream's own
+	// setup retries an absent master for about 90 s and a hung metadata
+	// server for minutes. The binding's own setting, not in upstream's
+	// configuration file.
+	ConnectTimeout time.Duration `json:"-"`
 }
 
-// Capabilities are the setup options the linked backend honours.
+// DefaultConnectTimeout is Config.ConnectTimeout's default.
+const DefaultConnectTimeout = 5 * time.Second
+
+func (c Config) connectTimeout() time.Duration {
+	if c.ConnectTimeout <= 0 {
+		return DefaultConnectTimeout
+	}
+	return c.ConnectTimeout
+}
+
+// Capabilities are the setup options the linked backend honours: all of
+// them on the native backend (passed to upstream's setup), none on the
+// embedded engine (one namespace for every tenant, no SSD, no HTTP
+// server), which accepts them all the same so that one config serves both.
 type Capabilities struct {
 	Tenants          bool // Config.TenantID reaches the master (see TenantID)
 	SSDOffload       bool // Config.EnableSSDOffload
@@ -80,26 +106,21 @@ type Capabilities struct {
 	DFSReplicas      bool // ReplicateConfig.DFSReplicaNum (likewise)
 }
 
-// BackendCapabilities reports which of Config's upstream options the
-// backend honours: all of them on the native backend (passed to upstream's
-// setup), none on the embedded engine (one namespace for every tenant, no
-// SSD, no HTTP server), which accepts them all the same so that one config
-// serves both.
-func BackendCapabilities() Capabilities {
+func backendCapabilities() Capabilities {
 	c := cstore.Capabilities()
 	return Capabilities{Tenants: c&1 != 0, SSDOffload: c&2 != 0, ClientHTTPServer: c&4 != 0,
 		NoFReplicas: c&8 != 0, DFSReplicas: c&16 != 0}
 }
 
-// LogLevels are the values of Config.LogLevel, in glog's order.
-var LogLevels = []string{"info", "warning", "error", "fatal"}
+// logLevels are the values of Config.LogLevel, in glog's order.
+var logLevels = []string{"info", "warning", "error", "fatal"}
 
 // logLevel is LogLevel as glog's severity (-1 for "").
 func (c Config) logLevel() (int32, bool) {
 	if c.LogLevel == "" {
 		return -1, true
 	}
-	for i, l := range LogLevels {
+	for i, l := range logLevels {
 		if strings.EqualFold(c.LogLevel, l) {
 			return int32(i), true
 		}
@@ -234,7 +255,10 @@ func (c Config) Validate() error {
 		return sentinelf(ErrInvalidConfig, "client_http_port %d: want 0 (the default) to 65535", c.ClientHTTPPort)
 	}
 	if _, ok := c.logLevel(); !ok {
-		return sentinelf(ErrInvalidConfig, "log_level %q: want one of %q", c.LogLevel, LogLevels)
+		return sentinelf(ErrInvalidConfig, "log_level %q: want one of %q (any case)", c.LogLevel, logLevels)
+	}
+	if c.ConnectTimeout < 0 {
+		return sentinelf(ErrInvalidConfig, "connect timeout %v is negative", c.ConnectTimeout)
 	}
 	return nil
 }

@@ -12,6 +12,6 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	t.Logf("engine %s %s", mooncake.Backend(), mooncake.UpstreamCommit())
+	t.Logf("engine %s %s", mooncake.Backend().Name, mooncake.Backend().UpstreamCommit)
 	mooncaketest.RunConformance(t, mooncaketest.NewCluster)
 }

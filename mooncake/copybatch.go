@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"unsafe"
+
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // PutParts stores the concatenation of parts under key (upstream's
@@ -21,7 +23,7 @@ func (s *Store) UpsertParts(key string, parts ...[]byte) error {
 	return s.putParts(OpUpsertParts, key, parts)
 }
 
-// PutBatch stores a copy of values[i] under keys[i] in one call (upstream's
+// PutBatch stores a copy of values[i] under key i in one call (upstream's
 // put_batch): any memory, copied into the client's local buffer, where all
 // the values are staged at once, so their total must fit. An empty value,
 // a key given twice or a placement with PreferAllocInSameNode fails the
@@ -29,12 +31,12 @@ func (s *Store) UpsertParts(key string, parts ...[]byte) error {
 // one error for the batch, as upstream's: nil, or the first failed key's
 // code (other keys may have been stored). Write-once, like Put. For large
 // batches or memory that is registered, BatchPutFrom copies nothing.
-func (s *Store) PutBatch(keys []string, values [][]byte) error {
+func (s *Store) PutBatch(keys *hostmem.Keys, values [][]byte) error {
 	return s.putBatch(OpPutBatch, keys, values)
 }
 
 // UpsertBatch is PutBatch that replaces existing objects.
-func (s *Store) UpsertBatch(keys []string, values [][]byte) error {
+func (s *Store) UpsertBatch(keys *hostmem.Keys, values [][]byte) error {
 	return s.putBatch(OpUpsertBatch, keys, values)
 }
 
@@ -82,11 +84,15 @@ func (s *Store) putParts(op Op, key string, parts [][]byte) error {
 	return codeErr(op, key, int64(rc))
 }
 
-func (s *Store) putBatch(op Op, keys []string, values [][]byte) error {
-	if len(keys) != len(values) {
-		return &Error{Op: op, Code: ErrInvalidParams, Err: fmt.Errorf("%d keys, %d values", len(keys), len(values))}
+func (s *Store) putBatch(op Op, keys *hostmem.Keys, values [][]byte) error {
+	k, err := checkedKeys(op, keys)
+	if err != nil {
+		return err
 	}
-	if len(keys) == 0 {
+	if k.Len() != len(values) {
+		return &Error{Op: op, Code: ErrInvalidParams, Err: fmt.Errorf("%d keys, %d values", k.Len(), len(values))}
+	}
+	if k.Len() == 0 {
 		return nil
 	}
 	if s.policyError() != nil {
@@ -94,7 +100,7 @@ func (s *Store) putBatch(op Op, keys []string, values [][]byte) error {
 	}
 	for i, v := range values {
 		if len(v) == 0 {
-			return &Error{Op: op, Key: keys[i], Code: ErrInvalidParams, Err: errors.New("empty value")}
+			return &Error{Op: op, Key: k.String(i), Code: ErrInvalidParams, Err: errors.New("empty value")}
 		}
 	}
 	pn := pinned{addrs: make([]uintptr, 0, len(values)), sizes: make([]uint64, 0, len(values))}
@@ -102,15 +108,15 @@ func (s *Store) putBatch(op Op, keys []string, values [][]byte) error {
 	for _, v := range values {
 		pn.add(v)
 	}
-	ks := s.c().packKeys(keys)
-	defer s.c().freeKeys(ks)
 	if !s.c().gate.Enter() {
 		return closedErr(op, "")
 	}
 	t0 := now()
-	rc := s.c().handle.PutBatch(&ks.k, pn.addrs, pn.sizes, &s.cpolicy, op == OpUpsertBatch)
-	s.c().stats.whole(op, t0, len(keys), int64(rc), pn.total)
+	rc := s.c().handle.PutBatch(k, pn.addrs, pn.sizes, &s.cpolicy, op == OpUpsertBatch)
+	s.c().stats.whole(op, t0, k.Len(), int64(rc), pn.total)
 	s.c().gate.Leave()
-	_, err := batchResult(op, &ks.k, rc, nil)
-	return err
+	if rc != 0 {
+		return refused(op, k, rc)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
@@ -39,23 +40,30 @@ type DummyConfig struct {
 	// means no bound. Upstream takes the number and does not use it: the
 	// bound is this binding's, so that it is not silently ignored.
 	MemPoolSize Size
+	// ConnectTimeout bounds how long OpenDummy waits for the real
+	// client's port to answer (native backend); 0 means
+	// DefaultConnectTimeout.
+	ConnectTimeout time.Duration
 }
 
 // Validate reports what is wrong with cfg, or nil.
 func (cfg DummyConfig) Validate() error {
 	host, port, err := net.SplitHostPort(cfg.ServerAddress)
 	if err != nil || host == "" {
-		return fmt.Errorf("ServerAddress %q: want host:port", cfg.ServerAddress)
+		return sentinelf(ErrInvalidConfig, "ServerAddress %q: want host:port", cfg.ServerAddress)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("ServerAddress %q: port must be 1..65535", cfg.ServerAddress)
+		return sentinelf(ErrInvalidConfig, "ServerAddress %q: port must be 1..65535", cfg.ServerAddress)
+	}
+	if cfg.ConnectTimeout < 0 {
+		return sentinelf(ErrInvalidConfig, "connect timeout %v is negative", cfg.ConnectTimeout)
 	}
 	return nil
 }
 
 // OpenDummy opens a dummy client of the real client at cfg.ServerAddress.
 // Nothing listening there fails it with ErrRPCFail at once (native
-// backend: a TCP dial first, MasterDialTimeout); a real client that
+// backend: a TCP dial first, ConnectTimeout); a real client that
 // listens but hangs, after upstream's 30 s RPC timeout. Once the real
 // client dies or hangs, calls fail with ErrRPCFail and so does
 // HealthCheck, and Close returns within about 10 s however the real client
@@ -72,8 +80,8 @@ func OpenDummy(cfg DummyConfig) (*Store, error) {
 	if err := cabi.CheckABI(); err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}
-	if Backend() == "native" {
-		if err := probeTCP(op, "real client", cfg.ServerAddress); err != nil {
+	if cabi.BackendName() == "native" {
+		if err := probeTCP(op, "real client", cfg.ServerAddress, Config{ConnectTimeout: cfg.ConnectTimeout}.connectTimeout()); err != nil {
 			return nil, err
 		}
 	}

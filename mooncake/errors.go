@@ -181,20 +181,16 @@ func (e *Error) Is(target error) bool {
 	return ok && e.Code != CodeOK && c == e.Code
 }
 
-// ResultError turns one entry of a batch result into an error: nil when
-// result >= 0, else an *Error naming op and key.
-func ResultError(op Op, key string, result int64) error {
-	if result >= 0 {
-		return nil
-	}
-	return &Error{Op: op, Key: key, Code: codeOf(result)}
-}
-
-// BatchError collects the failed keys of one batch call.
+// BatchError is the error of a batch call in which some keys failed: the
+// call crossed, every key has its entry in the results the call returned,
+// and Failed lists the keys whose entry is a negative code, each as the
+// *Error a single call would have returned (Op and Key set by the call).
+// errors.Is(err, ErrObjectNotFound) is true when any key failed with that
+// code; errors.As finds the first failed key's *Error.
 type BatchError struct {
 	Op     Op
 	Failed []*Error // one per failed key, in key order
-	Total  int      // keys in the batch
+	Total  int      // keys (results) in the batch
 }
 
 func (e *BatchError) Error() string {
@@ -219,7 +215,18 @@ func (e *BatchError) Error() string {
 	return b.String()
 }
 
-// Unwrap exposes every per-key error to errors.Is and errors.As.
+// Is reports whether any failed key's code is target, without the
+// allocation of Unwrap.
+func (e *BatchError) Is(target error) bool {
+	for _, f := range e.Failed {
+		if f.Is(target) {
+			return true
+		}
+	}
+	return false
+}
+
+// Unwrap exposes every per-key error to errors.As.
 func (e *BatchError) Unwrap() []error {
 	errs := make([]error, len(e.Failed))
 	for i, f := range e.Failed {
@@ -228,20 +235,9 @@ func (e *BatchError) Unwrap() []error {
 	return errs
 }
 
-// BatchResultError returns nil when every result is >= 0, else a
-// *BatchError listing the failed keys. It allocates only when something
-// failed.
-func BatchResultError(op Op, keys []string, results []int64) error {
-	return batchError(op, results, func(i int) string {
-		if i < len(keys) {
-			return keys[i]
-		}
-		return ""
-	})
-}
-
-// batchError is the one implementation of the batch result errors; keyAt
-// is called only for failed keys.
+// batchError returns nil when every result is >= 0, else a *BatchError
+// naming the failed keys. It allocates only when something failed. keyAt
+// is called only for failed entries.
 func batchError(op Op, results []int64, keyAt func(int) string) error {
 	var be *BatchError
 	for i, r := range results {

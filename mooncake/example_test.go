@@ -91,14 +91,14 @@ func ExampleStore_BatchPutFromMultiBuffers() {
 		offsets = append(offsets, uint64(len(addrs)))
 	}
 	results := make([]int64, len(keys)) // reused: no allocation per call
-	results, err = st.BatchPutFromMultiBuffers(keys, addrs, sizes, offsets, results)
+	results, err = st.Raw().BatchPutFromMultiBuffers(keys, addrs, sizes, offsets, results)
 	if err == nil {
 		err = mooncake.BatchResultError(mooncake.OpBatchPutFromMultiBuffers, keys, results)
 	}
 	if err != nil {
 		log.Fatal(err)
 	}
-	results, err = st.BatchGetIntoMultiBuffers(keys, dsts, sizes, offsets, results)
+	results, err = st.Raw().BatchGetIntoMultiBuffers(keys, dsts, sizes, offsets, results)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -129,21 +129,21 @@ func ExampleStore_BatchPutFromBuffers() {
 	}
 	page, _ := mem.Span(0, 4096)
 	copy(page.Bytes(), "hello, page")
-	if err := st.PutSpan("one", page); err != nil {
+	if err := st.PutFrom("one", page); err != nil {
 		log.Fatal(err)
 	}
 
 	keys := hostmem.PackKeys("a", "b")
 	a := mem.Addr()
 	bufs := hostmem.Buffers{Addrs: []uintptr{a, a + 100, a + 200}, Sizes: []uint64{100, 100, 50}, Offsets: []uint64{0, 2, 3}}
-	res, err := st.BatchPutFromBuffers(keys, bufs, nil)
+	res, err := st.BatchPutFrom(keys, bufs, nil)
 	if err == nil {
 		err = mooncake.BatchKeysError(mooncake.OpBatchPutFromMultiBuffers, keys, res)
 	}
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("exists:", must(st.BatchIsExistKeys(keys, nil)))
+	fmt.Println("exists:", must(st.BatchIsExist(keys, nil)))
 	fmt.Println("free while registered:", errors.Is(mem.Free(), hostmem.ErrRegistered))
 	if err := st.UnregisterMemory(mem); err != nil {
 		log.Fatal(err)
@@ -230,9 +230,9 @@ func ExampleStore_PutParts() {
 	v, _ := st.Get("record")
 	fmt.Println(string(v))
 
-	err = st.PutBatch([]string{"a", "b"}, [][]byte{[]byte("first"), []byte("second")})
+	err = st.PutBatch(hostmem.PackKeys("a", "b"), [][]byte{[]byte("first"), []byte("second")})
 	fmt.Println(err)
-	res, _ := st.BatchRemove([]string{"a", "b", "c"}, true, nil)
+	res, _ := st.BatchRemove(hostmem.PackKeys("a", "b", "c"), true, nil)
 	fmt.Println(res)
 	// Output:
 	// v1:payload
@@ -317,7 +317,7 @@ func ExampleStore_StartPutSession() {
 	defer st.UnregisterMemory(mem)
 	copy(mem.Bytes(), "layer0..layer1..")
 
-	ps, _, err := st.StartPutSession([]string{"page"}, []uint64{16}, nil)
+	ps, _, err := st.StartPutSession(hostmem.PackKeys("page"), []uint64{16}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -330,7 +330,7 @@ func ExampleStore_StartPutSession() {
 	res, err := ps.End(nil)
 	fmt.Println(res, err)
 
-	gs, _, err := st.StartGetSession([]string{"page"}, nil)
+	gs, _, err := st.StartGetSession(hostmem.PackKeys("page"), nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -403,12 +403,12 @@ func ExampleOpenDummy() {
 		log.Fatal(err)
 	}
 	copy(page, "layer-0 kv")
-	if err := d.PutFrom("page-0", uintptr(unsafe.Pointer(&page[0])), uint64(len(page))); err != nil {
+	if err := d.Raw().PutFrom("page-0", uintptr(unsafe.Pointer(&page[0])), uint64(len(page))); err != nil {
 		log.Fatal(err)
 	}
 	v, err := real.Get("page-0") // the real client holds what its dummy put
 	fmt.Println(string(v[:10]), len(v), err)
-	_, err = d.BatchReplicaClear([]string{"page-0"}, "", nil)
+	_, err = d.BatchReplicaClear(hostmem.PackKeys("page-0"), "", nil)
 	fmt.Println(errors.Is(err, mooncake.ErrNotSupported))
 	// Output:
 	// layer-0 kv 4096 <nil>

@@ -34,7 +34,7 @@ func TestLogDir(t *testing.T) {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
-	if mooncake.Backend() != "native" {
+	if mooncake.Backend().Name != "native" {
 		if len(files) != 0 {
 			t.Errorf("the embedded engine wrote %v", files)
 		}

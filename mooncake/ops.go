@@ -7,6 +7,7 @@ import (
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
+	"github.com/mooncake-go/mooncake-go/internal/memreg"
 )
 
 // Put stores a copy of value under key. value may be any memory (it is
@@ -120,23 +121,8 @@ func (s *Store) GetSize(key string) (int64, error) {
 	return n, nil
 }
 
-// PutFrom stores size bytes at addr under key without copying them through
-// Go (zero-copy). Write-once, like Put. size 0 is refused with
-// ErrInvalidParams (upstream would report success and store nothing).
-//
-// addr must point into memory registered with RegisterBuffer (for example a
-// HostMemory) that stays mapped during the call; it must never be Go heap
-// memory. On RDMA an unregistered address fails with ErrTransferFail; over
-// TCP Mooncake does not check (see the README).
-func (s *Store) PutFrom(key string, addr uintptr, size uint64) error {
-	return s.putFrom(OpPutFrom, key, addr, size)
-}
-
-// UpsertFrom is PutFrom that replaces an existing object.
-func (s *Store) UpsertFrom(key string, addr uintptr, size uint64) error {
-	return s.putFrom(OpUpsertFrom, key, addr, size)
-}
-
+// putFrom is every single zero-copy put: the typed PutFrom and UpsertFrom
+// and the Raw ones.
 func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
 	if size == 0 {
 		// Upstream's put_from/upsert_from report success for an empty buffer
@@ -161,10 +147,9 @@ func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
 	return codeErr(op, key, int64(rc))
 }
 
-// GetInto reads the object stored under key into [addr, addr+size)
-// (registered memory, as for PutFrom) and returns the object size. size may
-// exceed the object; a smaller size fails with ErrInvalidParams.
-func (s *Store) GetInto(key string, addr uintptr, size uint64) (int64, error) {
+// getInto is every single zero-copy get: it reads the object into
+// [addr, addr+size) and returns the object size.
+func (s *Store) getInto(key string, addr uintptr, size uint64) (int64, error) {
 	if !s.c().gate.Enter() {
 		return 0, closedErr(OpGetInto, key)
 	}
@@ -263,12 +248,12 @@ func (s *Store) RemoveAll(force bool) (int64, error) {
 	return n, nil
 }
 
-// RegisterBuffer registers [addr, addr+size) for zero-copy transfers. The
-// memory must stay mapped until UnregisterBuffer or Close, and must not be Go
-// heap memory (see package hostmem, and RegisterMemory, which also keeps the
-// memory from being freed while registered). Registering a null or empty
-// range, or one that overlaps a registered range, fails with
-// ErrInvalidParams.
+// RegisterBuffer registers [addr, addr+size) for zero-copy transfers:
+// memory the program mapped itself (hostmem memory goes through
+// RegisterMemory, which also keeps it from being freed while registered).
+// The memory must stay mapped until UnregisterBuffer or Close, and must not
+// be Go heap memory. Registering a null or empty range, or one that
+// overlaps a registered range, fails with ErrInvalidParams.
 func (s *Store) RegisterBuffer(addr uintptr, size uint64) error {
 	if !s.c().gate.Enter() {
 		return closedErr(OpRegisterBuffer, "")
@@ -280,15 +265,26 @@ func (s *Store) RegisterBuffer(addr uintptr, size uint64) error {
 	return regionErr(OpRegisterBuffer, rc, fmt.Errorf("region [%#x, +%d)", addr, size))
 }
 
-// UnregisterBuffer unregisters the region that starts at addr.
+// UnregisterBuffer unregisters the region that starts at addr. For the
+// start of memory registered with RegisterMemory it is UnregisterMemory:
+// the registration the memory counts ends with it.
 func (s *Store) UnregisterBuffer(addr uintptr) error {
-	if !s.c().gate.Enter() {
+	c := s.c()
+	if !c.gate.Enter() {
 		return closedErr(OpUnregisterBuffer, "")
 	}
+	defer c.gate.Leave()
+	c.memMu.Lock() // as UnregisterMemory: one count for both calls
+	defer c.memMu.Unlock()
 	t0 := now()
-	rc := s.c().handle.UnregisterBuffer(addr)
-	s.c().stats.single(OpUnregisterBuffer, t0, int64(rc), 0)
-	s.c().gate.Leave()
+	rc := c.handle.UnregisterBuffer(addr)
+	c.stats.single(OpUnregisterBuffer, t0, int64(rc), 0)
+	if rc == 0 {
+		if m := c.mems[addr]; m != nil {
+			delete(c.mems, addr)
+			memreg.Unmark(m)
+		}
+	}
 	return regionErr(OpUnregisterBuffer, rc, fmt.Errorf("region at %#x", addr))
 }
 

@@ -72,12 +72,14 @@ type Replica struct {
 // It is a lookup, and grants a read lease as a get does. A key that is
 // missing, or not readable yet, gives ErrObjectNotFound.
 func (s *Store) GetReplicaDesc(key string) ([]Replica, error) {
-	reps, res, err := s.BatchGetReplicaDesc([]string{key}, nil)
-	if err != nil {
+	ks := s.c().packKeys([]string{key})
+	defer s.c().freeKeys(ks)
+	reps, res, err := s.batchReplicaDesc(&ks.k, nil)
+	if res == nil {
 		return nil, err
 	}
 	if res[0] < 0 {
-		return nil, ResultError(OpGetReplicaDesc, key, res[0])
+		return nil, codeErr(OpGetReplicaDesc, key, res[0])
 	}
 	return reps[0], nil
 }
@@ -86,15 +88,17 @@ func (s *Store) GetReplicaDesc(key string) ([]Replica, error) {
 // (upstream's batch_get_replica_desc): replicas[i] are key i's, results[i]
 // their count or a negative code (ErrObjectNotFound for a key that is
 // missing or not readable yet; upstream reports both by leaving the key
-// out). results is reused when it has room.
-func (s *Store) BatchGetReplicaDesc(keys []string, results []int64) (replicas [][]Replica, res []int64, err error) {
-	res = resultsFor(results, len(keys))
-	if len(keys) == 0 {
-		return nil, res, nil
+// out), and the error a *BatchError when any key failed. results is reused
+// when it has room.
+func (s *Store) BatchGetReplicaDesc(keys *hostmem.Keys, results []int64) (replicas [][]Replica, res []int64, err error) {
+	k, err := checkedKeys(OpBatchGetReplicaDesc, keys)
+	if err != nil {
+		return nil, nil, err
 	}
-	ks := s.c().packKeys(keys)
-	defer s.c().freeKeys(ks)
-	return s.batchReplicaDesc(&ks.k, res)
+	if k.Len() == 0 {
+		return nil, resultsFor(results, 0), nil
+	}
+	return s.batchReplicaDesc(k, results)
 }
 
 // BatchReplicaClear clears replicas (upstream's batch_replica_clear): for
@@ -104,15 +108,18 @@ func (s *Store) BatchGetReplicaDesc(keys []string, results []int64) (replicas []
 // removed. results[i] is 1 for a key cleared and 0 for one skipped (missing,
 // written by another client, leased, being written, or with no replica on
 // segment): upstream skips such keys without a code.
-func (s *Store) BatchReplicaClear(keys []string, segment string, results []int64) ([]int64, error) {
-	return s.keysCall(OpBatchReplicaClear, keys, results, func(k *hostmem.Keys, res []int64) ([]int64, error) {
-		return s.packedKeysCall(OpBatchReplicaClear, k, res, func(h cstore.Client, k *hostmem.Keys, res []int64) int32 {
-			return h.BatchReplicaClear(k, segment, res)
-		})
+func (s *Store) BatchReplicaClear(keys *hostmem.Keys, segment string, results []int64) ([]int64, error) {
+	k, err := checkedKeys(OpBatchReplicaClear, keys)
+	if err != nil {
+		return nil, err
+	}
+	return s.packedKeysCall(OpBatchReplicaClear, k, results, func(h cstore.Client, k *hostmem.Keys, res []int64) int32 {
+		return h.BatchReplicaClear(k, segment, res)
 	})
 }
 
-func (s *Store) batchReplicaDesc(k *hostmem.Keys, res []int64) ([][]Replica, []int64, error) {
+func (s *Store) batchReplicaDesc(k *hostmem.Keys, results []int64) ([][]Replica, []int64, error) {
+	res := resultsFor(results, k.Len())
 	if !s.c().gate.Enter() {
 		return nil, nil, closedErr(OpBatchGetReplicaDesc, "")
 	}
@@ -120,7 +127,8 @@ func (s *Store) batchReplicaDesc(k *hostmem.Keys, res []int64) ([][]Replica, []i
 	descs, rc := s.c().handle.BatchGetReplicaDesc(k, res)
 	s.c().stats.batch(OpBatchGetReplicaDesc, t0, rc, res, nil)
 	s.c().gate.Leave()
-	if _, err := batchResult(OpBatchGetReplicaDesc, k, rc, res); err != nil {
+	res, err := batchResult(OpBatchGetReplicaDesc, k, rc, res)
+	if res == nil {
 		return nil, nil, err
 	}
 	out := make([][]Replica, len(res))
@@ -136,5 +144,5 @@ func (s *Store) batchReplicaDesc(k *hostmem.Keys, res []int64) ([][]Replica, []i
 			next += int(r)
 		}
 	}
-	return out, res, nil
+	return out, res, err
 }

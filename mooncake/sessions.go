@@ -101,8 +101,8 @@ func (sc *sessionScratch) send(s *Store, op Op, res []int64, cross func(cstore.C
 	rc := cross(c.handle, &sc.k, sc.res)
 	c.stats.batch(op, t0, rc, sc.res, nil)
 	c.gate.Leave()
-	if _, err := batchResult(op, &sc.k, rc, sc.res); err != nil {
-		return err
+	if rc != 0 {
+		return refused(op, &sc.k, rc) // key failures are the caller's to report
 	}
 	for j, i := range sc.index {
 		res[i] = sc.res[j]
@@ -127,11 +127,17 @@ type GetSession struct {
 // ErrObjectNotFound, ErrInvalidReplica (no complete memory replica),
 // ErrLeaseExpired, or ErrInvalidParams for a key that another live
 // GetSession of this Store holds. The session holds the keys that started;
-// End it when done.
-func (s *Store) StartGetSession(keys []string, results []int64) (*GetSession, []int64, error) {
+// End it when done. When some keys failed the error is a *BatchError and
+// the session (holding the others) is returned all the same.
+func (s *Store) StartGetSession(keys *hostmem.Keys, results []int64) (*GetSession, []int64, error) {
 	const op = OpBatchGetSessionStart
-	res := resultsFor(results, len(keys))
-	g := &GetSession{st: s, keys: make(map[string]struct{}, len(keys))}
+	packed, err := checkedKeys(op, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := packed.Strings()
+	res := resultsFor(results, len(names))
+	g := &GetSession{st: s, keys: make(map[string]struct{}, len(names))}
 	c := s.c()
 	if c == closedConn {
 		return nil, nil, closedErr(op, "")
@@ -139,7 +145,7 @@ func (s *Store) StartGetSession(keys []string, results []int64) (*GetSession, []
 	sc := getScratch()
 	defer putScratch(sc)
 	c.sessMu.Lock()
-	for i, k := range keys {
+	for i, k := range names {
 		_, taken := c.getSessions[k]
 		_, twice := g.keys[k]
 		if taken || twice {
@@ -154,18 +160,18 @@ func (s *Store) StartGetSession(keys []string, results []int64) (*GetSession, []
 		sc.add(i, k, nil)
 	}
 	c.sessMu.Unlock()
-	err := sc.send(s, op, res, func(h cstore.Client, k *hostmem.Keys, r []int64) int32 {
+	err = sc.send(s, op, res, func(h cstore.Client, k *hostmem.Keys, r []int64) int32 {
 		return h.BatchGetSessionStart(k, r)
 	})
 	for _, i := range sc.index {
 		if err != nil || res[i] != 0 {
-			g.release(keys[i])
+			g.release(names[i])
 		}
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	return g, res, nil
+	return g, res, batchError(op, res, func(i int) string { return names[i] })
 }
 
 // release forgets key in g and in its store's owner table.
@@ -185,7 +191,8 @@ func (g *GetSession) release(key string) {
 // ErrInvalidParams (a key this session does not hold, a range past the
 // object's end), ErrLeaseExpired (the lease ran out: the key leaves the
 // session; start a new one), ErrTransferFail (memory not registered, in
-// the embedded engine and over RDMA).
+// the embedded engine and over RDMA); the error is a *BatchError when any
+// entry failed.
 func (g *GetSession) ReadRanges(reqs []KeyRanges, results []int64) ([]int64, error) {
 	const op = OpBatchGetIntoMultiBufferRanges
 	if g == nil || g.st == nil {
@@ -218,7 +225,7 @@ func (g *GetSession) ReadRanges(reqs []KeyRanges, results []int64) ([]int64, err
 			g.release(reqs[i].Key) // upstream dropped it
 		}
 	}
-	return res, nil
+	return res, batchError(op, res, func(i int) string { return reqs[i].Key })
 }
 
 // End ends the session: its keys' kept replicas are dropped (their leases
@@ -280,40 +287,47 @@ type PutSession struct {
 // by the view's ReplicateConfig, without writing it. results[i] is 0, or
 // ErrInvalidParams (size 0, a key twice, a key in another open put
 // session), ErrObjectAlreadyExists, or the master's code. The keys that
-// started must be ended or revoked.
-func (s *Store) StartPutSession(keys []string, sizes []uint64, results []int64) (*PutSession, []int64, error) {
+// started must be ended or revoked. When some keys failed the error is a
+// *BatchError and the session (holding the others) is returned all the
+// same.
+func (s *Store) StartPutSession(keys *hostmem.Keys, sizes []uint64, results []int64) (*PutSession, []int64, error) {
 	const op = OpBatchPutSessionStart
-	if len(sizes) != len(keys) {
-		return nil, nil, argErr(op, "%d keys, %d sizes", len(keys), len(sizes))
+	packed, err := checkedKeys(op, keys)
+	if err != nil {
+		return nil, nil, err
 	}
+	if len(sizes) != packed.Len() {
+		return nil, nil, argErr(op, "%d keys, %d sizes", packed.Len(), len(sizes))
+	}
+	names := packed.Strings()
 	if s.policyError() != nil {
 		return nil, nil, &Error{Op: op, Code: ErrInvalidParams, Err: s.policyError()}
 	}
-	res := resultsFor(results, len(keys))
-	p := &PutSession{st: s, keys: append([]string(nil), keys...), state: make([]putKeyState, len(keys)),
-		code: make([]int64, len(keys)), index: make(map[string]int, len(keys))}
-	for i, k := range keys {
+	res := resultsFor(results, len(names))
+	p := &PutSession{st: s, keys: names, state: make([]putKeyState, len(names)),
+		code: make([]int64, len(names)), index: make(map[string]int, len(names))}
+	for i, k := range names {
 		if _, twice := p.index[k]; !twice {
 			p.index[k] = i
 		}
 	}
 	sc := getScratch()
 	defer putScratch(sc)
-	for i, k := range keys {
+	for i, k := range names {
 		sc.add(i, k, nil)
 	}
-	err := sc.send(s, op, res, func(h cstore.Client, k *hostmem.Keys, r []int64) int32 {
+	err = sc.send(s, op, res, func(h cstore.Client, k *hostmem.Keys, r []int64) int32 {
 		return h.BatchPutSessionStart(k, sizes, &s.cpolicy, r)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	for i := range keys {
+	for i := range names {
 		if res[i] != 0 {
 			p.state[i], p.code[i] = putFailed, res[i]
 		}
 	}
-	return p, res, nil
+	return p, res, batchError(op, res, func(i int) string { return names[i] })
 }
 
 // WriteRanges writes ranges of the session's reserved objects from
@@ -343,7 +357,7 @@ func (p *PutSession) WriteRanges(reqs []KeyRanges, results []int64) ([]int64, er
 	if err != nil {
 		return nil, err
 	}
-	return res, nil
+	return res, batchError(op, res, func(i int) string { return reqs[i].Key })
 }
 
 // End makes the session's open objects readable, once the range writes in
@@ -403,7 +417,7 @@ func (p *PutSession) settle(op Op, commit bool, results []int64) ([]int64, error
 			}
 		}
 	}
-	return res, nil
+	return res, batchError(op, res, func(i int) string { return p.keys[i] })
 }
 
 // GetIntoRanges reads byte ranges of objects into registered memory in one
@@ -436,5 +450,19 @@ func (s *Store) GetIntoRanges(reqs []KeyRanges, results []int64) ([]int64, error
 	rc := c.handle.GetIntoRanges(&sc.k, &sc.r, res)
 	c.stats.batch(op, t0, rc, res, nil) // a "key" of this call is one range
 	c.gate.Leave()
-	return batchResult(op, &sc.k, rc, res)
+	if rc != 0 {
+		return nil, refused(op, &sc.k, rc)
+	}
+	return res, batchError(op, res, func(i int) string { return rangeKey(reqs, i) })
+}
+
+// rangeKey is the key of the i-th range of reqs.
+func rangeKey(reqs []KeyRanges, i int) string {
+	for _, rq := range reqs {
+		if i < len(rq.Ranges) {
+			return rq.Key
+		}
+		i -= len(rq.Ranges)
+	}
+	return ""
 }

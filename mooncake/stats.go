@@ -2,6 +2,7 @@ package mooncake
 
 import (
 	"math/bits"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -121,9 +122,10 @@ var codeSlots, slotCodes = func() (map[int64]int, []ErrorCode) {
 	return m, back
 }()
 
-// LatencyBounds are the upper bounds of the latency histogram's buckets:
+// latencyBounds are the upper bounds of the latency histogram's buckets:
 // 1 µs, 2 µs, 4 µs, ... about 16.8 s; one more bucket counts the rest.
-var LatencyBounds = func() []time.Duration {
+// Every Histogram gets its own copy (Histogram.Bounds).
+var latencyBounds = func() []time.Duration {
 	b := make([]time.Duration, histBuckets-1)
 	for i := range b {
 		b[i] = time.Microsecond << i
@@ -261,7 +263,7 @@ func (s Stats) Op(op Op) OpStats {
 			return o
 		}
 	}
-	return OpStats{Op: op, Latency: Histogram{Bounds: LatencyBounds, Counts: make([]uint64, histBuckets)}}
+	return OpStats{Op: op, Latency: Histogram{Bounds: slices.Clone(latencyBounds), Counts: make([]uint64, histBuckets)}}
 }
 
 // OpStats are one operation's counters.
@@ -318,6 +320,9 @@ func (h Histogram) Quantile(q float64) time.Duration {
 			break
 		}
 	}
+	if len(h.Bounds) == 0 {
+		return 0 // not a histogram of this package
+	}
 	return h.Bounds[len(h.Bounds)-1] * 2
 }
 
@@ -335,7 +340,7 @@ func (t *statsTable) snapshot() Stats {
 		st := OpStats{
 			Op: statOps[i], Calls: calls, Keys: o.keys.Load(), Bytes: o.bytes.Load(),
 			FailedCalls: o.failedCalls.Load(), FailedKeys: o.failedKey.Load(),
-			Latency: Histogram{Bounds: LatencyBounds, Counts: make([]uint64, histBuckets), Sum: time.Duration(o.latSum.Load())},
+			Latency: Histogram{Bounds: slices.Clone(latencyBounds), Counts: make([]uint64, histBuckets), Sum: time.Duration(o.latSum.Load())},
 		}
 		for j := range o.lat {
 			st.Latency.Counts[j] = o.lat[j].Load()

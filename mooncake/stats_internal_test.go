@@ -17,11 +17,11 @@ func TestLatencyBuckets(t *testing.T) {
 			t.Errorf("bucket(%v) = %d, want %d", tc.d, got, tc.want)
 		}
 		// The bucket's bound is at least the latency (the last one has none).
-		if b := bucket(tc.d); b < len(LatencyBounds) && LatencyBounds[b] < tc.d {
-			t.Errorf("%v falls in a bucket bounded by %v", tc.d, LatencyBounds[b])
+		if b := bucket(tc.d); b < len(latencyBounds) && latencyBounds[b] < tc.d {
+			t.Errorf("%v falls in a bucket bounded by %v", tc.d, latencyBounds[b])
 		}
 	}
-	h := Histogram{Bounds: LatencyBounds, Counts: make([]uint64, histBuckets)}
+	h := Histogram{Bounds: latencyBounds, Counts: make([]uint64, histBuckets)}
 	if h.Quantile(0.5) != 0 || h.Mean() != 0 {
 		t.Error("an empty histogram has no quantile or mean")
 	}
@@ -35,7 +35,7 @@ func TestLatencyBuckets(t *testing.T) {
 	}
 	h.Counts[histBuckets-1] = 1
 	h.Count++
-	if got := h.Quantile(1); got != 2*LatencyBounds[len(LatencyBounds)-1] {
+	if got := h.Quantile(1); got != 2*latencyBounds[len(latencyBounds)-1] {
 		t.Errorf("Quantile(1) past every bound = %v", got)
 	}
 	for i, op := range statOps {

@@ -59,9 +59,9 @@ type conn struct {
 
 // Open creates a client and connects it to the master in cfg. With the
 // native backend it first checks that the master's RPC port and an HTTP
-// metadata server answer (MasterDialTimeout, MetadataProbeTimeout): a
-// cluster that is down or hung fails Open with ErrRPCFail within seconds,
-// where upstream's setup retries for minutes.
+// metadata server answer (within cfg.ConnectTimeout): a cluster that is
+// down or hung fails Open with ErrRPCFail within seconds, where upstream's
+// setup retries for minutes.
 func Open(cfg Config) (*Store, error) { return open(cfg, nil) }
 
 // OpenOnEngine is Open on an existing transfer engine, as SGLang shares one
@@ -91,12 +91,12 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 	if err := cabi.CheckABI(); err != nil {
 		return nil, &Error{Op: OpOpen, Err: err}
 	}
-	if err := probeMaster(cfg.MasterServerAddress); err != nil {
+	if err := probeMaster(cfg.MasterServerAddress, cfg.connectTimeout()); err != nil {
 		return nil, err
 	}
 	if engine == nil {
 		// On the caller's engine the metadata connection is already made.
-		if err := probeMetadata(cfg.MetadataServer); err != nil {
+		if err := probeMetadata(cfg.MetadataServer, cfg.connectTimeout()); err != nil {
 			return nil, err
 		}
 	}
@@ -183,24 +183,21 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// MasterDialTimeout bounds how long Open waits to reach the master. Upstream's
-// setup retries a master that is not there for about 90 s before it fails;
-// Open first dials the master's RPC port itself (native backend, host:port
-// addresses), so a master that is down fails Open at once (connection
-// refused) or after this long (no answer), with ErrRPCFail.
-var MasterDialTimeout = 5 * time.Second
-
-func probeMaster(addr string) error {
-	if Backend() != "native" || strings.Contains(addr, "://") {
+// probeMaster dials the master's RPC port (native backend, host:port
+// addresses). Upstream's setup retries a master that is not there for
+// about 90 s before it fails; so a master that is down fails Open at once
+// (connection refused) or after timeout (no answer), with ErrRPCFail.
+func probeMaster(addr string, timeout time.Duration) error {
+	if cabi.BackendName() != "native" || strings.Contains(addr, "://") {
 		return nil // the embedded engine's masters are names; etcd/HA forms are upstream's to resolve
 	}
-	return probeTCP(OpOpen, "master", addr)
+	return probeTCP(OpOpen, "master", addr, timeout)
 }
 
-// probeTCP dials what's RPC port at addr (MasterDialTimeout): ErrRPCFail
-// when nothing answers.
-func probeTCP(op Op, what, addr string) error {
-	c, err := net.DialTimeout("tcp", addr, MasterDialTimeout)
+// probeTCP dials what's RPC port at addr: ErrRPCFail when nothing answers
+// within timeout.
+func probeTCP(op Op, what, addr string, timeout time.Duration) error {
+	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return &Error{Op: op, Code: ErrRPCFail, Err: fmt.Errorf("%s %s unreachable: %w", what, addr, err)}
 	}
@@ -211,12 +208,14 @@ func setLog(level int32, dir string) error {
 	if level < 0 && dir == "" {
 		return nil
 	}
-	// Upstream reads MC_LOG_LEVEL once, when the process's first engine
-	// starts, and sets glog's level from it: say the same, so that the
-	// first setup's own lines follow the level too. A value the user set
-	// is kept (upstream's names: INFO, WARNING, ERROR).
+	// The one place the binding changes the process environment (see
+	// Config.LogLevel): upstream reads MC_LOG_LEVEL once, when the
+	// process's first engine starts, and sets glog's level from it, and
+	// has no other way to be told; so that the first setup's own lines
+	// follow the level too, it is set when the user has not set it
+	// (upstream's names: INFO, WARNING, ERROR).
 	if level >= 0 && level <= 2 && os.Getenv("MC_LOG_LEVEL") == "" {
-		_ = os.Setenv("MC_LOG_LEVEL", strings.ToUpper(LogLevels[level]))
+		_ = os.Setenv("MC_LOG_LEVEL", strings.ToUpper(logLevels[level]))
 	}
 	switch rc := cabi.SetLog(level, dir); rc {
 	case 0, cabi.CodeNoCgo:
@@ -227,24 +226,22 @@ func setLog(level int32, dir string) error {
 	}
 }
 
-// MetadataProbeTimeout bounds how long Open waits for an HTTP metadata
-// server to answer. Upstream's setup gives each metadata request 3 s and
-// retries its setup 20 times, so a server that accepts connections but does
-// not answer (hung, or stopped) kept Open waiting for minutes (measured: more
-// than 60 s; interop/faults TestMetadataLost). Open first sends the server
-// one GET of a key nobody writes: any HTTP answer will do; none within this
-// long fails Open with ErrRPCFail. A server that is down fails at once.
-var MetadataProbeTimeout = 5 * time.Second
-
 // metadataProbeKey is the key of the probe's GET (upstream's server answers
 // 404 for it, and logs nothing).
 const metadataProbeKey = "mcgo/open-probe"
 
-func probeMetadata(server string) error {
-	if Backend() != "native" || !strings.HasPrefix(server, "http://") {
+// probeMetadata asks an HTTP metadata server for a key nobody writes: any
+// HTTP answer will do. Upstream's setup gives each metadata request 3 s and
+// retries its setup 20 times, so a server that accepts connections but does
+// not answer (hung, or stopped) kept Open waiting for minutes (measured:
+// more than 60 s; interop/faults TestMetadataLost); with the probe, none
+// within timeout fails Open with ErrRPCFail. A server that is down fails
+// at once.
+func probeMetadata(server string, timeout time.Duration) error {
+	if cabi.BackendName() != "native" || !strings.HasPrefix(server, "http://") {
 		return nil // embedded metadata are names; etcd, redis and P2P handshake are upstream's
 	}
-	return probeHTTP(server, MetadataProbeTimeout)
+	return probeHTTP(server, timeout)
 }
 
 func probeHTTP(server string, timeout time.Duration) error {
@@ -315,14 +312,24 @@ func closedErr(op Op, key string) error { return &Error{Op: op, Key: key, Err: E
 // Config returns the configuration the store was opened with.
 func (s *Store) Config() Config { return s.c().cfg }
 
-// Backend names the backend behind every Store of this program: "embedded"
-// (the in-process engine of the default build) or "native" (upstream
-// Mooncake, -tags mooncake_native).
-func Backend() string { return cabi.BackendName() }
+// BackendInfo describes the backend behind every Store and transfer
+// Engine of this program.
+type BackendInfo struct {
+	// Name is "embedded" (the in-process engine of the default build),
+	// "native" (upstream Mooncake, -tags mooncake_native), or "none (built
+	// without cgo)".
+	Name string
+	// UpstreamCommit is the upstream Mooncake commit the native library
+	// was built against ("" for the embedded backend).
+	UpstreamCommit string
+	// Capabilities says which optional features the backend honours.
+	Capabilities Capabilities
+}
 
-// UpstreamCommit is the upstream Mooncake commit the native library was
-// built against, or "" for the embedded backend.
-func UpstreamCommit() string { return cabi.UpstreamCommit() }
+// Backend describes the backend this program links.
+func Backend() BackendInfo {
+	return BackendInfo{Name: cabi.BackendName(), UpstreamCommit: cabi.UpstreamCommit(), Capabilities: backendCapabilities()}
+}
 
 // HealthCheck returns nil when the client is connected and its master
 // answers.

@@ -266,15 +266,15 @@ func (t *timedStore) UnregisterBuffer(addr uintptr) error { return t.st.Unregist
 func (t *timedStore) RemoveAll(force bool) (int64, error) { return t.st.RemoveAll(force) }
 
 func (t *timedStore) BatchIsExistKeys(keys *hostmem.Keys, res []int64) ([]int64, error) {
-	return t.timed(func() ([]int64, error) { return t.st.BatchIsExistKeys(keys, res) })
+	return t.timed(func() ([]int64, error) { return t.st.BatchIsExist(keys, res) })
 }
 
 func (t *timedStore) BatchPutFromBuffers(keys *hostmem.Keys, bufs hostmem.Buffers, res []int64) ([]int64, error) {
-	return t.timed(func() ([]int64, error) { return t.st.BatchPutFromBuffers(keys, bufs, res) })
+	return t.timed(func() ([]int64, error) { return t.st.BatchPutFrom(keys, bufs, res) })
 }
 
 func (t *timedStore) BatchGetIntoBuffers(keys *hostmem.Keys, bufs hostmem.Buffers, res []int64) ([]int64, error) {
-	return t.timed(func() ([]int64, error) { return t.st.BatchGetIntoBuffers(keys, bufs, res) })
+	return t.timed(func() ([]int64, error) { return t.st.BatchGetInto(keys, bufs, res) })
 }
 
 // multi runs multi_put / multi_get with prebuilt CSR lists (the binding's
@@ -353,7 +353,7 @@ func (cr *caseRun) multi() ([]Result, error) {
 				return err
 			}
 			t0 := time.Now()
-			r, err := cr.st.BatchPutFromMultiBuffers(k, src, sizes, offs, res)
+			r, err := cr.st.Raw().BatchPutFromMultiBuffers(k, src, sizes, offs, res)
 			failed := countFailed(r, err, c.Batch, 0)
 			rec.add(time.Since(t0), c.Batch, int64(c.Batch-failed)*int64(c.ValueSize))
 			rec.errors += failed
@@ -365,7 +365,7 @@ func (cr *caseRun) multi() ([]Result, error) {
 			data[i] = cr.key('d', 0, i)
 		}
 		for lo := 0; lo < len(data); lo += c.Batch {
-			r, err := cr.st.BatchPutFromMultiBuffers(data[lo:lo+c.Batch], src, sizes, offs, res)
+			r, err := cr.st.Raw().BatchPutFromMultiBuffers(data[lo:lo+c.Batch], src, sizes, offs, res)
 			if f := countFailed(r, err, c.Batch, 0); f > 0 {
 				return nil, fmt.Errorf("preparing the dataset: %d puts failed (%v)", f, err)
 			}
@@ -375,7 +375,7 @@ func (cr *caseRun) multi() ([]Result, error) {
 			k := data[cursor : cursor+c.Batch]
 			cursor = (cursor + c.Batch) % len(data)
 			t0 := time.Now()
-			r, err := cr.st.BatchGetIntoMultiBuffers(k, dst, sizes, offs, res)
+			r, err := cr.st.Raw().BatchGetIntoMultiBuffers(k, dst, sizes, offs, res)
 			failed := countFailed(r, err, c.Batch, int64(c.ValueSize))
 			rec.add(time.Since(t0), c.Batch, int64(c.Batch-failed)*int64(c.ValueSize))
 			rec.errors += failed

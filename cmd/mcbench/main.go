@@ -349,7 +349,7 @@ func (b *bench) prefaultSegment() (int64, error) {
 	limit := int64(b.o.cfg.GlobalSegmentSize) * 85 / 100
 	var n int64
 	for i := 0; n+chunk <= limit; i++ {
-		if err := b.st.PutFrom(fmt.Sprintf("%s-pf-%06d", b.run, i), mem.Addr(), chunk); err != nil {
+		if err := b.st.Raw().PutFrom(fmt.Sprintf("%s-pf-%06d", b.run, i), mem.Addr(), chunk); err != nil {
 			break
 		}
 		n += chunk
@@ -375,7 +375,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if len(plan) == 0 {
 		return errors.New("the plan is empty (check -scenarios, -only and the sizes)")
 	}
-	if mooncake.Backend() == "embedded" && o.source != "embedded default" {
+	if mooncake.Backend().Name == "embedded" && o.source != "embedded default" {
 		fmt.Fprintf(stderr, "mcbench: note: this build has the embedded engine; %q names an in-process cluster (build with -tags mooncake_native for a live one)\n",
 			o.cfg.MasterServerAddress)
 	}
@@ -410,7 +410,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 
-	if o.prefault == "on" || (o.prefault == "auto" && mooncake.Backend() != "embedded") {
+	if o.prefault == "on" || (o.prefault == "auto" && mooncake.Backend().Name != "embedded") {
 		t0 := time.Now()
 		n, err := b.prefaultSegment()
 		if err != nil {
@@ -419,7 +419,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "mcbench: prefaulted the segment: wrote and removed %d MiB in %.1fs\n", n>>20, time.Since(t0).Seconds())
 	}
 
-	doc := Run{Schema: schema, Client: "go", Engine: mooncake.Backend(), Version: runtime.Version(),
+	doc := Run{Schema: schema, Client: "go", Engine: mooncake.Backend().Name, Version: runtime.Version(),
 		Host: hostInfo(), Started: time.Now().UTC().Format(time.RFC3339), Params: o.paramsJSON()}
 	if o.serve {
 		return b.serve(doc, plan, stdin, stdout)

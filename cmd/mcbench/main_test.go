@@ -22,7 +22,7 @@ import (
 func clusterArgs(t *testing.T) []string {
 	t.Setenv(mooncake.EnvMaster, "")
 	t.Setenv(mooncake.EnvConfigPath, "")
-	if mooncake.Backend() == "embedded" {
+	if mooncake.Backend().Name == "embedded" {
 		return nil
 	}
 	master, meta := os.Getenv("MCGO_TEST_MASTER"), os.Getenv("MCGO_TEST_METADATA")

@@ -288,7 +288,7 @@ func (cr *caseRun) put(r *kvRig, keys []string, vals [][]byte, rec *recorder) er
 			}
 			copy(r.wslot(i, size), v)
 		}
-		res, err := st.BatchPutFrom(keys, r.wAddr[:n], r.sizes[:n], r.res)
+		res, err := st.Raw().BatchPutFrom(keys, r.wAddr[:n], r.sizes[:n], r.res)
 		failed = countFailed(res, err, n, 0)
 		d = time.Since(t0)
 	default:
@@ -299,11 +299,11 @@ func (cr *caseRun) put(r *kvRig, keys []string, vals [][]byte, rec *recorder) er
 		}
 		t0 := time.Now()
 		if c.Batch == 1 {
-			if err := st.PutFrom(keys[0], r.wAddr[0], r.sizes[0]); err != nil {
+			if err := st.Raw().PutFrom(keys[0], r.wAddr[0], r.sizes[0]); err != nil {
 				failed++
 			}
 		} else {
-			res, err := st.BatchPutFrom(keys, r.wAddr[:n], r.sizes[:n], r.res)
+			res, err := st.Raw().BatchPutFrom(keys, r.wAddr[:n], r.sizes[:n], r.res)
 			failed = countFailed(res, err, n, 0)
 		}
 		d = time.Since(t0)
@@ -329,7 +329,7 @@ func (cr *caseRun) get(r *kvRig, keys []string, want [][]byte, rec *recorder) er
 			failed++
 		}
 	case c.API == apiPlain:
-		res, err := st.BatchGetInto(keys, r.rAddr[:n], r.sizes[:n], r.res)
+		res, err := st.Raw().BatchGetInto(keys, r.rAddr[:n], r.sizes[:n], r.res)
 		failed = countFailed(res, err, n, int64(size))
 		for i := 0; i < n; i++ {
 			copy(r.dst[i], r.rslot(i, size))
@@ -338,12 +338,12 @@ func (cr *caseRun) get(r *kvRig, keys []string, want [][]byte, rec *recorder) er
 			}
 		}
 	case c.Batch == 1:
-		got, err := st.GetInto(keys[0], r.rAddr[0], r.sizes[0])
+		got, err := st.Raw().GetInto(keys[0], r.rAddr[0], r.sizes[0])
 		if err != nil || got != int64(size) || (want != nil && !bytes.Equal(r.rslot(0, size), want[0])) {
 			failed++
 		}
 	default:
-		res, err := st.BatchGetInto(keys, r.rAddr[:n], r.sizes[:n], r.res)
+		res, err := st.Raw().BatchGetInto(keys, r.rAddr[:n], r.sizes[:n], r.res)
 		failed = countFailed(res, err, n, int64(size))
 		if want != nil {
 			for i := 0; i < n; i++ {
@@ -387,7 +387,7 @@ func (cr *caseRun) prepare(r *kvRig, n int) ([]string, error) {
 	b := cr.c.Batch
 	for lo := 0; lo < n; lo += b {
 		hi := min(lo+b, n)
-		res, err := cr.st.BatchPutFrom(keys[lo:hi], r.wAddr[:hi-lo], r.sizes[:hi-lo], r.res)
+		res, err := cr.st.Raw().BatchPutFrom(keys[lo:hi], r.wAddr[:hi-lo], r.sizes[:hi-lo], r.res)
 		if f := countFailed(res, err, hi-lo, 0); f > 0 {
 			return nil, fmt.Errorf("preparing the dataset: %d of %d puts failed (%v)", f, hi-lo, err)
 		}

@@ -118,8 +118,8 @@ func runTE(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	remote := bufs[0]
 	need := o.blockSize * uint64(o.batchSize) * uint64(o.threads)
-	if remote.Len < need {
-		return fmt.Errorf("the target's buffer (%d bytes) is smaller than block*batch*threads (%d)", remote.Len, need)
+	if remote.Size < need {
+		return fmt.Errorf("the target's buffer (%d bytes) is smaller than block*batch*threads (%d)", remote.Size, need)
 	}
 	op := transfer.Read
 	if o.operation == "write" {
@@ -143,7 +143,7 @@ func runTE(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			for i := range reqs {
 				// upstream's layout: entry i of thread tid at block*(i*threads+tid)
 				off := o.blockSize * uint64(i*o.threads+tid)
-				reqs[i] = transfer.Request{Op: op, Segment: seg.ID(), Local: mem.Addr() + uintptr(off), Remote: remote.Addr + off, Length: o.blockSize}
+				reqs[i] = transfer.Request{Dir: op, Segment: seg.Handle(), Local: mem.Addr() + uintptr(off), Remote: remote.Addr + off, Length: o.blockSize}
 			}
 			mine := make([]time.Duration, 0, 1<<16)
 			n := 0

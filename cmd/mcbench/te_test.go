@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 	"github.com/mooncake-go/mooncake-go/mooncake/transfer/transfertest"
 )
@@ -17,7 +18,7 @@ import (
 // metadata server with the native one), and parses what it prints as
 // te-compare does.
 func TestTERun(t *testing.T) {
-	if b := transfer.Backend(); b != "embedded" && b != "native" {
+	if b := mooncake.Backend().Name; b != "embedded" && b != "native" {
 		// Without cgo there is no engine: the command says so.
 		err := runTE([]string{"-metadata_server", "P2PHANDSHAKE"}, nil, io.Discard, io.Discard)
 		if !errors.Is(err, transfer.ErrNoCgo) {

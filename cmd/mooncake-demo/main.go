@@ -110,7 +110,7 @@ func run(args []string) error {
 		return err
 	}
 	fmt.Printf("mooncake-go demo: backend %s, master %q (%s), protocol %s\n",
-		mooncake.Backend(), o.cfg.MasterServerAddress, o.source, o.cfg.Protocol)
+		mooncake.Backend().Name, o.cfg.MasterServerAddress, o.source, o.cfg.Protocol)
 	st, err := mooncake.Open(o.cfg)
 	if err != nil {
 		return err
@@ -154,13 +154,13 @@ func run(args []string) error {
 		sizes = append(sizes, uint64(o.objSize))
 	}
 	putD, err := batched(o.batch, len(keys), func(lo, hi int, res []int64) ([]int64, error) {
-		return st.BatchPutFrom(keys[lo:hi], src[lo:hi], sizes[lo:hi], res)
+		return st.Raw().BatchPutFrom(keys[lo:hi], src[lo:hi], sizes[lo:hi], res)
 	}, mooncake.OpBatchPutFrom, keys)
 	if err != nil {
 		return err
 	}
 	getD, err := batched(o.batch, len(keys), func(lo, hi int, res []int64) ([]int64, error) {
-		return st.BatchGetInto(keys[lo:hi], dst[lo:hi], sizes[lo:hi], res)
+		return st.Raw().BatchGetInto(keys[lo:hi], dst[lo:hi], sizes[lo:hi], res)
 	}, mooncake.OpBatchGetInto, keys)
 	if err != nil {
 		return err
@@ -197,14 +197,14 @@ func run(args []string) error {
 	}
 	putD, err = batched(o.batch, len(pkeys), func(lo, hi int, res []int64) ([]int64, error) {
 		s, _, z, offs := csr(lo, hi)
-		return st.BatchPutFromMultiBuffers(pkeys[lo:hi], s, z, offs, res)
+		return st.Raw().BatchPutFromMultiBuffers(pkeys[lo:hi], s, z, offs, res)
 	}, mooncake.OpBatchPutFromMultiBuffers, pkeys)
 	if err != nil {
 		return err
 	}
 	getD, err = batched(o.batch, len(pkeys), func(lo, hi int, res []int64) ([]int64, error) {
 		_, d, z, offs := csr(lo, hi)
-		return st.BatchGetIntoMultiBuffers(pkeys[lo:hi], d, z, offs, res)
+		return st.Raw().BatchGetIntoMultiBuffers(pkeys[lo:hi], d, z, offs, res)
 	}, mooncake.OpBatchGetIntoMultiBuffers, pkeys)
 	if err != nil {
 		return err
@@ -232,7 +232,7 @@ func run(args []string) error {
 	}
 
 	all := append(append([]string(nil), keys...), pkeys...)
-	ex, err := st.BatchIsExist(all, nil)
+	ex, err := st.BatchIsExist(hostmem.PackKeys(all...), nil)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/mooncake-go/mooncake-go/hostcache"
 	"github.com/mooncake-go/mooncake-go/hostcache/connect"
 	"github.com/mooncake-go/mooncake-go/internal/fill"
+	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 )
@@ -75,7 +76,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.processes != 1 && o.processes != 2 {
 		return nil, errors.New("-processes is 1 or 2")
 	}
-	if o.processes == 2 && transfer.Backend() != "native" {
+	if o.processes == 2 && mooncake.Backend().Name != "native" {
 		return nil, errors.New("-processes 2 needs the native build (-tags mooncake_native): the embedded engine's engines meet only inside one process")
 	}
 	return o, nil
@@ -141,7 +142,7 @@ func (o *options) open(name string) (*side, error) {
 		return nil, err
 	}
 	for _, b := range hostcache.IterHostPoolBuffers(p) {
-		if err := e.Register(b.Addr, b.Size); err != nil {
+		if err := e.RegisterBuffer(b.Addr, b.Size); err != nil {
 			e.Close()
 			p.Close()
 			return nil, err
@@ -170,7 +171,7 @@ type announce struct {
 
 func run(ctx context.Context, o *options, out io.Writer) error {
 	fmt.Fprintf(out, "mooncake-pd: backend %s, metadata %s, %d processes, %d layer-first pages x %d layers x %d B\n",
-		transfer.Backend(), o.metadata, o.processes, o.pages, o.layers, o.pageSize*1152)
+		mooncake.Backend().Name, o.metadata, o.processes, o.pages, o.layers, o.pageSize*1152)
 	var decode *side
 	var ann announce
 	var child *exec.Cmd
@@ -217,7 +218,7 @@ func run(ctx context.Context, o *options, out io.Writer) error {
 	}
 	remote := make([]hostcache.RemoteBuffer, len(bufs))
 	for i, b := range bufs {
-		remote[i] = hostcache.RemoteBuffer{Addr: b.Addr, Size: b.Len}
+		remote[i] = hostcache.RemoteBuffer{Addr: b.Addr, Size: b.Size}
 	}
 	remote, err = hostcache.MatchPoolBuffers(prefill.pool, remote)
 	if err != nil {
@@ -236,7 +237,7 @@ func run(ctx context.Context, o *options, out io.Writer) error {
 		return err
 	}
 	plan := time.Since(t0)
-	reqs := connect.AppendRequests(nil, seg.ID(), copies)
+	reqs := connect.AppendRequests(nil, seg.Handle(), copies)
 	total := uint64(o.pages) * uint64(o.layers) * uint64(o.pageSize) * 1152
 	msg := fmt.Sprintf("%d %d", o.pages, o.seed)
 	t1 := time.Now()
@@ -254,7 +255,7 @@ func run(ctx context.Context, o *options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	perReqs := connect.AppendRequests(nil, seg.ID(), per)
+	perReqs := connect.AppendRequests(nil, seg.Handle(), per)
 	t2 := time.Now()
 	if _, err := prefill.e.Transfer(ctx, perReqs); err != nil {
 		return fmt.Errorf("push per buffer: %w", err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
+	"github.com/mooncake-go/mooncake-go/mooncake"
 )
 
 // TestMain lets the test binary be the decode child of -processes 2.
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 // TestTwoProcesses: prefill in this process, decode in a child, over the
 // native engine (make test-native).
 func TestTwoProcesses(t *testing.T) {
-	if transfer.Backend() != "native" {
+	if mooncake.Backend().Name != "native" {
 		t.Skip("two processes need the native engine (make test-native)")
 	}
 	for _, meta := range []string{os.Getenv("MCGO_TEST_METADATA"), "P2PHANDSHAKE"} {
@@ -44,7 +44,7 @@ func TestTwoProcesses(t *testing.T) {
 }
 
 func TestPushAndVerify(t *testing.T) {
-	if transfer.Backend() != "embedded" {
+	if mooncake.Backend().Name != "embedded" {
 		t.Skip("the in-process run of the default build")
 	}
 	o, err := parse([]string{"-pages", "16", "-layers", "5", "-seed", "7"}, io.Discard)
@@ -70,7 +70,7 @@ func TestFlags(t *testing.T) {
 			t.Errorf("%q accepted", args)
 		}
 	}
-	if transfer.Backend() == "embedded" {
+	if mooncake.Backend().Name == "embedded" {
 		if _, err := parse([]string{"-processes", "2"}, io.Discard); err == nil {
 			t.Error("two processes accepted on the embedded engine")
 		}

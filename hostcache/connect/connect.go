@@ -76,9 +76,9 @@ func Open(sc hostcache.StoreConfig, r Rank) (*mooncake.Store, error) {
 
 // AppendRequests appends one transfer request per copy of a push plan
 // (hostcache.Peer.AppendPush) to dst: writes into segment seg, the peer's.
-func AppendRequests(dst []transfer.Request, seg transfer.SegmentID, copies []hostcache.Copy) []transfer.Request {
+func AppendRequests(dst []transfer.Request, seg transfer.SegmentHandle, copies []hostcache.Copy) []transfer.Request {
 	for _, c := range copies {
-		dst = append(dst, transfer.Request{Op: transfer.Write, Segment: seg, Local: c.Local, Remote: c.Remote, Length: c.Length})
+		dst = append(dst, transfer.Request{Dir: transfer.Write, Segment: seg, Local: c.Local, Remote: c.Remote, Length: c.Length})
 	}
 	return dst
 }

@@ -58,7 +58,7 @@ func TestConfigRefusesWhatItCannotCarry(t *testing.T) {
 }
 
 func TestOpen(t *testing.T) {
-	if mooncake.Backend() != "embedded" {
+	if mooncake.Backend().Name != "embedded" {
 		t.Skip("opens the in-process cluster of the default build")
 	}
 	st, err := connect.Open(base(), connect.Rank{TPSize: 2})

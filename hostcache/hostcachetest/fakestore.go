@@ -197,7 +197,29 @@ func (s *FakeStore) finish(op Op, keys *hostmem.Keys, res []int64, err error) ([
 	if f := s.Intercept; f != nil {
 		return f(op, keys.Strings(), res)
 	}
+	if err == nil {
+		err = keysFailed(op, keys, res)
+	}
 	return res, err
+}
+
+// keysFailed is the error a batch whose keys failed returns beside its
+// results, as *mooncake.Store's *BatchError: nil when none failed.
+func keysFailed(op Op, keys *hostmem.Keys, res []int64) error {
+	failed, first := 0, -1
+	for i, r := range res {
+		if r < 0 {
+			if first < 0 {
+				first = i
+			}
+			failed++
+		}
+	}
+	if failed == 0 {
+		return nil
+	}
+	return fmt.Errorf("hostcachetest: %s: %d of %d keys failed; %q: %w", op, failed, len(res), keys.String(first),
+		&CodeError{Op: op, Code: res[first], Msg: "key failed"})
 }
 
 func results(dst []int64, n int) []int64 {
@@ -207,8 +229,8 @@ func results(dst []int64, n int) []int64 {
 	return make([]int64, n)
 }
 
-// BatchIsExistKeys implements hostcache.Store.
-func (s *FakeStore) BatchIsExistKeys(packed *hostmem.Keys, dst []int64) ([]int64, error) {
+// BatchIsExist implements hostcache.Store.
+func (s *FakeStore) BatchIsExist(packed *hostmem.Keys, dst []int64) ([]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.begin(OpExist, packed.Len()); err != nil {
@@ -228,8 +250,8 @@ func (s *FakeStore) BatchIsExistKeys(packed *hostmem.Keys, dst []int64) ([]int64
 	return s.finish(OpExist, packed, res, nil)
 }
 
-// BatchPutFromBuffers implements hostcache.Store.
-func (s *FakeStore) BatchPutFromBuffers(packed *hostmem.Keys, bufs hostmem.Buffers, dst []int64) ([]int64, error) {
+// BatchPutFrom implements hostcache.Store.
+func (s *FakeStore) BatchPutFrom(packed *hostmem.Keys, bufs hostmem.Buffers, dst []int64) ([]int64, error) {
 	op := OpPut
 	if bufs.Multi() {
 		op = OpPutMulti
@@ -245,8 +267,8 @@ func (s *FakeStore) BatchPutFromBuffers(packed *hostmem.Keys, bufs hostmem.Buffe
 	return s.finish(op, packed, s.putMulti(keys, bufs, dst), nil)
 }
 
-// BatchGetIntoBuffers implements hostcache.Store.
-func (s *FakeStore) BatchGetIntoBuffers(packed *hostmem.Keys, bufs hostmem.Buffers, dst []int64) ([]int64, error) {
+// BatchGetInto implements hostcache.Store.
+func (s *FakeStore) BatchGetInto(packed *hostmem.Keys, bufs hostmem.Buffers, dst []int64) ([]int64, error) {
 	op := OpGet
 	if bufs.Multi() {
 		op = OpGetMulti

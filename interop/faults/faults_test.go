@@ -99,12 +99,12 @@ func (w *worker) run(stop <-chan struct{}, fault *atomic.Int64) {
 			t0 := time.Now()
 			var err error
 			if put {
-				res, err = w.st.BatchPutFrom(keys, addrs, sizes, res)
+				res, err = w.st.Raw().BatchPutFrom(keys, addrs, sizes, res)
 				if err == nil {
 					err = mooncake.BatchResultError(mooncake.OpBatchPutFrom, keys, res)
 				}
 			} else {
-				res, err = w.st.BatchGetInto(keys, dsts, sizes, res)
+				res, err = w.st.Raw().BatchGetInto(keys, dsts, sizes, res)
 				if err == nil {
 					err = mooncake.BatchResultError(mooncake.OpBatchGetInto, keys, res)
 				}

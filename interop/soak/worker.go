@@ -312,7 +312,7 @@ func (w *Worker) exist(r *rand.Rand) {
 	defer w.mu.Unlock()
 	keys := w.batches[r.Intn(Groups)]
 	w.count("batch_is_exist", len(keys))
-	res, err := w.St.BatchIsExist(keys, w.res)
+	res, err := w.St.BatchIsExist(hostmem.PackKeys(keys...), w.res)
 	w.res = res
 	if err != nil {
 		w.fail("batch_is_exist", err)
@@ -366,7 +366,7 @@ func (w *Worker) batch(g int) {
 		w.addrs[i] = dst + uintptr(i*BatchValue)
 	}
 	w.count("batch_get_into", len(keys))
-	res, err = w.St.BatchGetInto(keys, w.addrs, w.sizes, w.res)
+	res, err = w.St.Raw().BatchGetInto(keys, w.addrs, w.sizes, w.res)
 	w.res = res
 	if err != nil {
 		w.fail("batch_get_into", err)
@@ -421,7 +421,7 @@ func (w *Worker) multi(g int) {
 		w.addrs[i] += uintptr(multiBytes)
 	}
 	w.count("batch_get_into_multi_buffers", len(keys))
-	res, err = w.St.BatchGetIntoMultiBuffers(keys, w.addrs, w.sizes, w.offs, w.res)
+	res, err = w.St.Raw().BatchGetIntoMultiBuffers(keys, w.addrs, w.sizes, w.offs, w.res)
 	w.res = res
 	if err != nil {
 		w.fail("batch_get_into_multi_buffers", err)

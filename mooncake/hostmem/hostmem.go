@@ -28,6 +28,8 @@ import (
 	"fmt"
 	"sync"
 	"unsafe"
+
+	"github.com/mooncake-go/mooncake-go/internal/memreg"
 )
 
 // Sentinel errors, matched with errors.Is.
@@ -176,11 +178,11 @@ func (m *Memory) Free() error {
 	return m.unmapLocked()
 }
 
-// MarkRegistered records one registration of the memory (by a store, a
-// transfer engine, or a backend on their behalf); Free refuses while any is
-// recorded. It fails with ErrFreed on freed memory. Whoever calls it must
-// call MarkUnregistered exactly once when the registration ends.
-func (m *Memory) MarkRegistered() error {
+// markRegistered records one registration of the memory (by a store, a
+// transfer engine, or a backend on their behalf, through internal/memreg);
+// Free refuses while any is recorded. It fails with ErrFreed on freed
+// memory.
+func (m *Memory) markRegistered() error {
 	if m == nil {
 		return ErrFreed
 	}
@@ -193,8 +195,8 @@ func (m *Memory) MarkRegistered() error {
 	return nil
 }
 
-// MarkUnregistered ends one registration recorded by MarkRegistered.
-func (m *Memory) MarkUnregistered() {
+// markUnregistered ends one registration recorded by markRegistered.
+func (m *Memory) markUnregistered() {
 	if m == nil {
 		return
 	}
@@ -203,6 +205,12 @@ func (m *Memory) MarkUnregistered() {
 	if m.regs > 0 {
 		m.regs--
 	}
+}
+
+func init() {
+	memreg.Install(
+		func(x any) error { m, _ := x.(*Memory); return m.markRegistered() },
+		func(x any) { m, _ := x.(*Memory); m.markUnregistered() })
 }
 
 // Registrations returns the number of registrations recorded.

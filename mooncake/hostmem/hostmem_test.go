@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mooncake-go/mooncake-go/internal/memreg"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
@@ -74,19 +75,19 @@ func TestAllocErrors(t *testing.T) {
 func TestFreeRefusedWhileRegistered(t *testing.T) {
 	m, err := hostmem.Alloc(1<<16, hostmem.Options{})
 	require.NoError(t, err)
-	require.NoError(t, m.MarkRegistered())
-	require.NoError(t, m.MarkRegistered())
+	require.NoError(t, memreg.Mark(m))
+	require.NoError(t, memreg.Mark(m))
 	assert.Equal(t, 2, m.Registrations())
 	err = m.Free()
 	assert.ErrorIs(t, err, hostmem.ErrRegistered)
 	assert.NotZero(t, m.Addr(), "still mapped")
 	m.Bytes()[100] = 7 // and usable
-	m.MarkUnregistered()
+	memreg.Unmark(m)
 	assert.ErrorIs(t, m.Free(), hostmem.ErrRegistered, "one registration left")
-	m.MarkUnregistered()
-	m.MarkUnregistered() // an extra release is harmless
+	memreg.Unmark(m)
+	memreg.Unmark(m) // an extra release is harmless
 	require.NoError(t, m.Free())
-	assert.ErrorIs(t, m.MarkRegistered(), hostmem.ErrFreed, "freed memory cannot be registered")
+	assert.ErrorIs(t, memreg.Mark(m), hostmem.ErrFreed, "freed memory cannot be registered")
 }
 
 func TestNilAndZeroMemory(t *testing.T) {
@@ -97,8 +98,8 @@ func TestNilAndZeroMemory(t *testing.T) {
 		assert.False(t, m.HugePages())
 		assert.False(t, m.Locked())
 		assert.NoError(t, m.Free())
-		assert.ErrorIs(t, m.MarkRegistered(), hostmem.ErrFreed)
-		m.MarkUnregistered()
+		assert.ErrorIs(t, memreg.Mark(m), hostmem.ErrFreed)
+		memreg.Unmark(m)
 		assert.Zero(t, m.Registrations())
 		_, err := m.Span(0, 1)
 		assert.ErrorIs(t, err, hostmem.ErrFreed)

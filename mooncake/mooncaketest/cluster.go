@@ -55,7 +55,7 @@ var runID = fmt.Sprintf("%x", time.Now().UnixNano()&0xffffffffff)
 // or the live cluster from the environment in a native build.
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
-	if mooncake.Backend() == "native" {
+	if mooncake.Backend().Name == "native" {
 		master, meta := os.Getenv("MCGO_TEST_MASTER"), os.Getenv("MCGO_TEST_METADATA")
 		if master == "" || meta == "" {
 			t.Fatalf("native engine: set MCGO_TEST_MASTER and MCGO_TEST_METADATA (make test-native starts a loopback cluster and sets them)")

@@ -142,41 +142,41 @@ func testClosedStore(t *testing.T, c *Cluster) {
 		"Get":         func() error { _, err := st.Get(k); return err },
 		"AppendGet":   func() error { _, err := st.AppendGet(nil, k); return err },
 		"GetSize":     func() error { _, err := st.GetSize(k); return err },
-		"PutFrom":     func() error { return st.PutFrom(k, mem.Addr(), 16) },
-		"UpsertFrom":  func() error { return st.UpsertFrom(k, mem.Addr(), 16) },
-		"GetInto":     func() error { _, err := st.GetInto(k, mem.Addr(), 16); return err },
+		"PutFrom":     func() error { return st.Raw().PutFrom(k, mem.Addr(), 16) },
+		"UpsertFrom":  func() error { return st.Raw().UpsertFrom(k, mem.Addr(), 16) },
+		"GetInto":     func() error { _, err := st.Raw().GetInto(k, mem.Addr(), 16); return err },
 		"IsExist":     func() error { _, err := st.IsExist(k); return err },
 		"Remove":      func() error { return st.Remove(k, true) },
 		"RemoveRegex": func() error { _, err := st.RemoveByRegex("^x", true); return err },
 		"RemoveAll":   func() error { _, err := st.RemoveAll(true); return err },
-		"BatchRemove": func() error { _, err := st.BatchRemove([]string{k}, true, nil); return err },
+		"BatchRemove": func() error { _, err := st.BatchRemove(hostmem.PackKeys(k), true, nil); return err },
 		"Register":    func() error { return st.RegisterBuffer(mem.Addr(), 4096) },
 		"Unregister":  func() error { return st.UnregisterBuffer(mem.Addr()) },
 		"BatchPutFrom": func() error {
-			_, err := st.BatchPutFrom(keys, addrs, sizes, nil)
+			_, err := st.Raw().BatchPutFrom(keys, addrs, sizes, nil)
 			return err
 		},
 		"BatchUpsertFrom": func() error {
-			_, err := st.BatchUpsertFrom(keys, addrs, sizes, nil)
+			_, err := st.Raw().BatchUpsertFrom(keys, addrs, sizes, nil)
 			return err
 		},
 		"BatchGetInto": func() error {
-			_, err := st.BatchGetInto(keys, addrs, sizes, nil)
+			_, err := st.Raw().BatchGetInto(keys, addrs, sizes, nil)
 			return err
 		},
 		"BatchPutMulti": func() error {
-			_, err := st.BatchPutFromMultiBuffers(keys, addrs, sizes, []uint64{0, 1}, nil)
+			_, err := st.Raw().BatchPutFromMultiBuffers(keys, addrs, sizes, []uint64{0, 1}, nil)
 			return err
 		},
 		"BatchUpsertMulti": func() error {
-			_, err := st.BatchUpsertFromMultiBuffers(keys, addrs, sizes, []uint64{0, 1}, nil)
+			_, err := st.Raw().BatchUpsertFromMultiBuffers(keys, addrs, sizes, []uint64{0, 1}, nil)
 			return err
 		},
 		"BatchGetMulti": func() error {
-			_, err := st.BatchGetIntoMultiBuffers(keys, addrs, sizes, []uint64{0, 1}, nil)
+			_, err := st.Raw().BatchGetIntoMultiBuffers(keys, addrs, sizes, []uint64{0, 1}, nil)
 			return err
 		},
-		"BatchIsExist": func() error { _, err := st.BatchIsExist(keys, nil); return err },
+		"BatchIsExist": func() error { _, err := st.BatchIsExist(hostmem.PackKeys(keys...), nil); return err },
 	}
 	for name, call := range calls {
 		err := call()
@@ -287,7 +287,7 @@ func testMissingKey(t *testing.T, c *Cluster) {
 
 	_, err = st.GetSize(k)
 	isCode(t, err, mooncake.ErrObjectNotFound)
-	_, err = st.GetInto(k, mem.Addr(), 4096)
+	_, err = st.Raw().GetInto(k, mem.Addr(), 4096)
 	isCode(t, err, mooncake.ErrObjectNotFound)
 	ok, err := st.IsExist(k)
 	require.NoError(t, err)
@@ -299,15 +299,15 @@ func testBadKeysAndValues(t *testing.T, c *Cluster) {
 	st := c.Open(t)
 	mem := Memory(t, st, 1<<16)
 	isCode(t, st.Put(Key(t, "empty-value"), nil), mooncake.ErrInvalidParams, "empty value")
-	isCode(t, st.PutFrom(Key(t, "zero-size"), mem.Addr(), 0), mooncake.ErrInvalidParams, "zero size")
+	isCode(t, st.Raw().PutFrom(Key(t, "zero-size"), mem.Addr(), 0), mooncake.ErrInvalidParams, "zero size")
 	ok, err := st.IsExist(Key(t, "empty-value"))
 	require.NoError(t, err)
 	assert.False(t, ok, "a refused put stores nothing")
 
 	// An empty key is refused, never stored.
 	require.Error(t, st.Put("", []byte("x")))
-	require.Error(t, st.PutFrom("", mem.Addr(), 8))
-	res, err := st.BatchPutFrom([]string{"", Key(t, "ok")}, []uintptr{mem.Addr(), mem.Addr()}, []uint64{8, 8}, nil)
+	require.Error(t, st.Raw().PutFrom("", mem.Addr(), 8))
+	res, err := st.Raw().BatchPutFrom([]string{"", Key(t, "ok")}, []uintptr{mem.Addr(), mem.Addr()}, []uint64{8, 8}, nil)
 	if err == nil {
 		assert.Less(t, res[0], int64(0), "empty key in a batch")
 	}
@@ -341,23 +341,23 @@ func testPutFromGetInto(t *testing.T, c *Cluster) {
 	src, dst := b[:1<<20], b[2<<20:]
 	Fill(src, 1)
 	k := Key(t, "k")
-	require.NoError(t, st.PutFrom(k, mem.Addr(), 1<<20))
-	n, err := st.GetInto(k, mem.Addr()+2<<20, 2<<20)
+	require.NoError(t, st.Raw().PutFrom(k, mem.Addr(), 1<<20))
+	n, err := st.Raw().GetInto(k, mem.Addr()+2<<20, 2<<20)
 	require.NoError(t, err, "a larger destination is fine")
 	assert.EqualValues(t, 1<<20, n)
 	require.True(t, bytes.Equal(src, dst[:1<<20]))
 
-	_, err = st.GetInto(k, mem.Addr()+2<<20, 1<<20-1)
+	_, err = st.Raw().GetInto(k, mem.Addr()+2<<20, 1<<20-1)
 	isCode(t, err, mooncake.ErrInvalidParams, "destination smaller than the object")
 
 	Fill(src, 2)
-	require.NoError(t, st.PutFrom(k, mem.Addr(), 1<<20), "write-once")
-	_, err = st.GetInto(k, mem.Addr()+2<<20, 1<<20)
+	require.NoError(t, st.Raw().PutFrom(k, mem.Addr(), 1<<20), "write-once")
+	_, err = st.Raw().GetInto(k, mem.Addr()+2<<20, 1<<20)
 	require.NoError(t, err)
 	assert.False(t, bytes.Equal(src, dst[:1<<20]), "the first value is kept")
 
-	require.NoError(t, st.UpsertFrom(k, mem.Addr(), 4096))
-	n, err = st.GetInto(k, mem.Addr()+2<<20, 1<<20)
+	require.NoError(t, st.Raw().UpsertFrom(k, mem.Addr(), 4096))
+	n, err = st.Raw().GetInto(k, mem.Addr()+2<<20, 1<<20)
 	require.NoError(t, err)
 	assert.EqualValues(t, 4096, n)
 	require.True(t, bytes.Equal(src[:4096], dst[:4096]))
@@ -368,7 +368,7 @@ func testPutFromGetInto(t *testing.T, c *Cluster) {
 	require.True(t, bytes.Equal(src[:4096], got))
 	k2 := Key(t, "copy-put")
 	require.NoError(t, st.Put(k2, []byte("hello")))
-	n, err = st.GetInto(k2, mem.Addr()+2<<20, 4096)
+	n, err = st.Raw().GetInto(k2, mem.Addr()+2<<20, 4096)
 	require.NoError(t, err)
 	assert.Equal(t, "hello", string(dst[:n]))
 }
@@ -395,12 +395,12 @@ func testBatchSingle(t *testing.T, c *Cluster) {
 	for i := 0; i < n; i += 2 {
 		evenK, evenA, evenS = append(evenK, keys[i]), append(evenA, addrs[i]), append(evenS, sizes[i])
 	}
-	res, err := st.BatchPutFrom(evenK, evenA, evenS, nil)
+	res, err := st.Raw().BatchPutFrom(evenK, evenA, evenS, nil)
 	require.NoError(t, err)
 	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFrom, evenK, res))
 
 	scratch := make([]int64, 0, n)
-	ex, err := st.BatchIsExist(keys, scratch)
+	ex, err := st.BatchIsExist(hostmem.PackKeys(keys...), scratch)
 	require.NoError(t, err)
 	require.Len(t, ex, n)
 	assert.Equal(t, unsafe.SliceData(scratch[:1]), unsafe.SliceData(ex), "results reuse the caller's slice")
@@ -408,7 +408,7 @@ func testBatchSingle(t *testing.T, c *Cluster) {
 		assert.EqualValuesf(t, 1-i%2, e, "exists[%d]", i)
 	}
 
-	res, err = st.BatchGetInto(keys, dsts, sizes, nil)
+	res, err = st.Raw().BatchGetInto(keys, dsts, sizes, nil)
 	require.NoError(t, err)
 	berr := mooncake.BatchResultError(mooncake.OpBatchGetInto, keys, res)
 	require.Error(t, berr)
@@ -427,28 +427,28 @@ func testBatchSingle(t *testing.T, c *Cluster) {
 	}
 
 	// Put all: existing keys report 0 (write-once), the rest are stored.
-	res, err = st.BatchPutFrom(keys, addrs, sizes, res)
+	res, err = st.Raw().BatchPutFrom(keys, addrs, sizes, res)
 	require.NoError(t, err)
 	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFrom, keys, res))
 
 	// Upsert half with new bytes, then read back.
 	Fill(b[:n*size], 4)
-	res, err = st.BatchUpsertFrom(keys[:n/2], addrs[:n/2], sizes[:n/2], res)
+	res, err = st.Raw().BatchUpsertFrom(keys[:n/2], addrs[:n/2], sizes[:n/2], res)
 	require.NoError(t, err)
 	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchUpsertFrom, keys, res))
-	res, err = st.BatchGetInto(keys[:n/2], dsts[:n/2], sizes[:n/2], res)
+	res, err = st.Raw().BatchGetInto(keys[:n/2], dsts[:n/2], sizes[:n/2], res)
 	require.NoError(t, err)
 	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchGetInto, keys, res))
 	require.True(t, bytes.Equal(b[:n/2*size], b[n*size:(n+n/2)*size]))
 
 	// Zero-size entry fails for that key only.
-	res, err = st.BatchPutFrom([]string{Key(t, "z0"), Key(t, "z1")}, addrs[:2], []uint64{0, size}, nil)
+	res, err = st.Raw().BatchPutFrom([]string{Key(t, "z0"), Key(t, "z1")}, addrs[:2], []uint64{0, size}, nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, mooncake.ErrInvalidParams, res[0])
 	assert.EqualValues(t, 0, res[1])
 
 	// Destination smaller than the object.
-	res, err = st.BatchGetInto(keys[:1], dsts[:1], []uint64{size - 1}, nil)
+	res, err = st.Raw().BatchGetInto(keys[:1], dsts[:1], []uint64{size - 1}, nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, mooncake.ErrInvalidParams, res[0])
 }
@@ -486,16 +486,16 @@ func testBatchArgumentErrors(t *testing.T, c *Cluster) {
 		})
 	}
 	// Empty batches are no-ops.
-	res, err := st.BatchPutFrom(nil, nil, nil, nil)
+	res, err := st.Raw().BatchPutFrom(nil, nil, nil, nil)
 	require.NoError(t, err)
 	assert.Empty(t, res)
 	res, err = st.BatchIsExist(nil, nil)
 	require.NoError(t, err)
 	assert.Empty(t, res)
-	res, err = st.BatchGetIntoMultiBuffers(nil, nil, nil, nil, nil)
+	res, err = st.Raw().BatchGetIntoMultiBuffers(nil, nil, nil, nil, nil)
 	require.NoError(t, err)
 	assert.Empty(t, res)
-	res, err = st.BatchGetIntoMultiBuffers(nil, nil, nil, []uint64{0}, nil)
+	res, err = st.Raw().BatchGetIntoMultiBuffers(nil, nil, nil, []uint64{0}, nil)
 	require.NoError(t, err)
 	assert.Empty(t, res)
 }
@@ -545,7 +545,7 @@ func testMultiBuffer(t *testing.T, c *Cluster) {
 	}
 	keys := Keys(t, "page", pages)
 	a := newLayerFirst(memA.Addr(), layers, pages, bufSize, idx)
-	res, err := st.BatchPutFromMultiBuffers(keys, a.addrs, a.sizes, a.offsets, nil)
+	res, err := st.Raw().BatchPutFromMultiBuffers(keys, a.addrs, a.sizes, a.offsets, nil)
 	require.NoError(t, err)
 	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFromMultiBuffers, keys, res))
 	for _, k := range keys {
@@ -560,7 +560,7 @@ func testMultiBuffer(t *testing.T, c *Cluster) {
 		rev[i] = pages - 1 - i
 	}
 	b := newLayerFirst(memB.Addr(), layers, pages, bufSize, rev)
-	res, err = st.BatchGetIntoMultiBuffers(keys, b.addrs, b.sizes, b.offsets, res)
+	res, err = st.Raw().BatchGetIntoMultiBuffers(keys, b.addrs, b.sizes, b.offsets, res)
 	require.NoError(t, err)
 	for i, r := range res {
 		require.EqualValues(t, layers*bufSize, r, "key %d", i)
@@ -575,7 +575,7 @@ func testMultiBuffer(t *testing.T, c *Cluster) {
 	k1 := Key(t, "single")
 	require.NoError(t, st.Put(k1, whole))
 	one := newLayerFirst(memB.Addr(), layers, pages, bufSize, []int{0})
-	res, err = st.BatchGetIntoMultiBuffers([]string{k1}, one.addrs, one.sizes, one.offsets, res)
+	res, err = st.Raw().BatchGetIntoMultiBuffers([]string{k1}, one.addrs, one.sizes, one.offsets, res)
 	require.NoError(t, err)
 	require.EqualValues(t, layers*bufSize, res[0])
 	require.True(t, bytes.Equal(whole, one.page(memB.Bytes(), 0)))
@@ -583,7 +583,7 @@ func testMultiBuffer(t *testing.T, c *Cluster) {
 	// Missing keys fail individually.
 	mixed := []string{keys[0], Key(t, "absent")}
 	two := newLayerFirst(memB.Addr(), layers, pages, bufSize, []int{0, 1})
-	res, err = st.BatchGetIntoMultiBuffers(mixed, two.addrs, two.sizes, two.offsets, res)
+	res, err = st.Raw().BatchGetIntoMultiBuffers(mixed, two.addrs, two.sizes, two.offsets, res)
 	require.NoError(t, err)
 	assert.EqualValues(t, layers*bufSize, res[0])
 	assert.EqualValues(t, mooncake.ErrObjectNotFound, res[1])
@@ -595,7 +595,7 @@ func testMultiBufferSizes(t *testing.T, c *Cluster) {
 	base := mem.Addr()
 	Fill(mem.Bytes(), 6)
 	k := Key(t, "k")
-	res, err := st.BatchPutFromMultiBuffers([]string{k}, []uintptr{base, base + 4096}, []uint64{100, 200}, []uint64{0, 2}, nil)
+	res, err := st.Raw().BatchPutFromMultiBuffers([]string{k}, []uintptr{base, base + 4096}, []uint64{100, 200}, []uint64{0, 2}, nil)
 	require.NoError(t, err)
 	require.EqualValues(t, 0, res[0])
 
@@ -609,12 +609,12 @@ func testMultiBufferSizes(t *testing.T, c *Cluster) {
 		{"smaller", []uint64{150, 149}, int64(mooncake.ErrInvalidParams)},
 		{"larger", []uint64{150, 151}, int64(mooncake.ErrTransferFail)},
 	} {
-		res, err := st.BatchGetIntoMultiBuffers([]string{k}, []uintptr{dst, dst + 4096}, tc.sizes, []uint64{0, 2}, nil)
+		res, err := st.Raw().BatchGetIntoMultiBuffers([]string{k}, []uintptr{dst, dst + 4096}, tc.sizes, []uint64{0, 2}, nil)
 		require.NoError(t, err, tc.name)
 		assert.Equal(t, tc.want, res[0], tc.name)
 	}
 	// Zero buffers for a key: total size 0 is refused for that key.
-	res, err = st.BatchPutFromMultiBuffers([]string{Key(t, "none"), Key(t, "one")},
+	res, err = st.Raw().BatchPutFromMultiBuffers([]string{Key(t, "none"), Key(t, "one")},
 		[]uintptr{base}, []uint64{64}, []uint64{0, 0, 1}, nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, mooncake.ErrInvalidParams, res[0])
@@ -656,7 +656,7 @@ func testMultiBufferCSRErrors(t *testing.T, c *Cluster) {
 			}
 		})
 	}
-	ex, err := st.BatchIsExist(k, nil)
+	ex, err := st.BatchIsExist(hostmem.PackKeys(k...), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 0}, ex, "refused calls store nothing")
 }
@@ -671,20 +671,20 @@ func testMultiBufferUpsert(t *testing.T, c *Cluster) {
 	offs := []uint64{0, 2, 4}
 	addrs := []uintptr{base, base + 1024, base + 2048, base + 3072}
 	sizes := []uint64{1024, 1024, 1024, 1024}
-	res, err := st.BatchPutFromMultiBuffers(keys, addrs, sizes, offs, nil)
+	res, err := st.Raw().BatchPutFromMultiBuffers(keys, addrs, sizes, offs, nil)
 	require.NoError(t, err)
 	require.Equal(t, []int64{0, 0}, res)
 	// Write-once: new bytes through a put are ignored ...
 	Fill(b[:4096], 8)
 	want := append([]byte(nil), b[:4096]...)
-	res, err = st.BatchPutFromMultiBuffers(keys, addrs, sizes, offs, res)
+	res, err = st.Raw().BatchPutFromMultiBuffers(keys, addrs, sizes, offs, res)
 	require.NoError(t, err)
 	require.Equal(t, []int64{0, 0}, res)
 	got, err := st.Get(keys[0])
 	require.NoError(t, err)
 	require.False(t, bytes.Equal(want[:2048], got))
 	// ... and replace through an upsert, with a new size.
-	res, err = st.BatchUpsertFromMultiBuffers(keys, addrs[:3], sizes[:3], []uint64{0, 1, 3}, res)
+	res, err = st.Raw().BatchUpsertFromMultiBuffers(keys, addrs[:3], sizes[:3], []uint64{0, 1, 3}, res)
 	require.NoError(t, err)
 	require.Equal(t, []int64{0, 0}, res)
 	got, err = st.Get(keys[0])
@@ -701,25 +701,25 @@ func testUnregisteredMemory(t *testing.T, c *Cluster) {
 	unreg := Memory(t, nil, 1<<16)
 	Fill(unreg.Bytes(), 9)
 	k := Key(t, "k")
-	err := st.PutFrom(k, unreg.Addr(), 4096)
+	err := st.Raw().PutFrom(k, unreg.Addr(), 4096)
 	straddle := reg.Addr() + (1 << 16) - 2048 // half in, half out of the region
 	if c.ChecksRegistration {
 		isCode(t, err, mooncake.ErrTransferFail, "put from unregistered memory")
-		res, err := st.BatchPutFromMultiBuffers([]string{k}, []uintptr{reg.Addr(), straddle}, []uint64{64, 4096}, []uint64{0, 2}, nil)
+		res, err := st.Raw().BatchPutFromMultiBuffers([]string{k}, []uintptr{reg.Addr(), straddle}, []uint64{64, 4096}, []uint64{0, 2}, nil)
 		require.NoError(t, err)
 		assert.EqualValues(t, mooncake.ErrTransferFail, res[0], "a buffer straddling a region's end")
 		ok, err := st.IsExist(k)
 		require.NoError(t, err)
 		assert.False(t, ok)
-		require.NoError(t, st.PutFrom(k, reg.Addr(), 4096))
-		_, err = st.GetInto(k, unreg.Addr(), 4096)
+		require.NoError(t, st.Raw().PutFrom(k, reg.Addr(), 4096))
+		_, err = st.Raw().GetInto(k, unreg.Addr(), 4096)
 		isCode(t, err, mooncake.ErrTransferFail, "get into unregistered memory")
 		return
 	}
 	// Mooncake's TCP transport does not check local registration: the same
 	// calls succeed. Pinned here so that a change is noticed.
 	require.NoError(t, err, "TCP: put from unregistered memory succeeds")
-	n, err := st.GetInto(k, reg.Addr(), 4096)
+	n, err := st.Raw().GetInto(k, reg.Addr(), 4096)
 	require.NoError(t, err)
 	require.EqualValues(t, 4096, n)
 	require.True(t, bytes.Equal(unreg.Bytes()[:4096], reg.Bytes()[:4096]))
@@ -768,27 +768,29 @@ func testPartsAndCopyingBatches(t *testing.T, c *Cluster) {
 	isCode(t, st.PutParts(Key(t, "big"), big, big), mooncake.ErrInvalidParams, "more than the local buffer")
 
 	keys := Keys(t, "batch", 3)
-	require.NoError(t, st.PutBatch(keys, [][]byte{[]byte("v0"), []byte("v1"), []byte("v2")}))
+	require.NoError(t, st.PutBatch(hostmem.PackKeys(keys...), [][]byte{[]byte("v0"), []byte("v1"), []byte("v2")}))
 	for i, k := range keys {
 		assert.Equal(t, fmt.Sprintf("v%d", i), get(k))
 	}
-	require.NoError(t, st.UpsertBatch(keys[:2], [][]byte{[]byte("u0"), []byte("u1")}))
+	require.NoError(t, st.UpsertBatch(hostmem.PackKeys(keys[:2]...), [][]byte{[]byte("u0"), []byte("u1")}))
 	assert.Equal(t, "u0", get(keys[0]))
 	assert.Equal(t, "u1", get(keys[1]))
 	assert.Equal(t, "v2", get(keys[2]))
 
 	fresh := Keys(t, "fresh", 2)
 	for name, call := range map[string]func() error{
-		"an empty value": func() error { return st.PutBatch(fresh, [][]byte{[]byte("a"), nil}) },
-		"a key twice":    func() error { return st.PutBatch([]string{fresh[0], fresh[0]}, [][]byte{[]byte("a"), []byte("b")}) },
-		"too many bytes": func() error { return st.PutBatch(fresh, [][]byte{big, big}) },
-		"lengths differ": func() error { return st.PutBatch(fresh, [][]byte{[]byte("a")}) },
+		"an empty value": func() error { return st.PutBatch(hostmem.PackKeys(fresh...), [][]byte{[]byte("a"), nil}) },
+		"a key twice": func() error {
+			return st.PutBatch(hostmem.PackKeys(fresh[0], fresh[0]), [][]byte{[]byte("a"), []byte("b")})
+		},
+		"too many bytes": func() error { return st.PutBatch(hostmem.PackKeys(fresh...), [][]byte{big, big}) },
+		"lengths differ": func() error { return st.PutBatch(hostmem.PackKeys(fresh...), [][]byte{[]byte("a")}) },
 		"same-node placing": func() error {
-			return st.WithReplicateConfig(mooncake.ReplicateConfig{PreferAllocInSameNode: true}).PutBatch(fresh, [][]byte{[]byte("a"), []byte("b")})
+			return st.WithReplicateConfig(mooncake.ReplicateConfig{PreferAllocInSameNode: true}).PutBatch(hostmem.PackKeys(fresh...), [][]byte{[]byte("a"), []byte("b")})
 		},
 	} {
 		isCode(t, call(), mooncake.ErrInvalidParams, name)
-		res, err := st.BatchIsExist(fresh, nil)
+		res, err := st.BatchIsExist(hostmem.PackKeys(fresh...), nil)
 		require.NoError(t, err)
 		assert.Equal(t, []int64{0, 0}, res, "%s: nothing stored", name)
 	}
@@ -821,7 +823,7 @@ func testReplicaDesc(t *testing.T, c *Cluster) {
 
 	two := Key(t, "two")
 	require.NoError(t, a.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: 2, PreferredSegments: []string{ha, hb}}).Put(two, []byte("xy")))
-	reps2, res, err := b.BatchGetReplicaDesc([]string{k, Key(t, "missing"), two}, nil)
+	reps2, res, err := b.BatchGetReplicaDesc(hostmem.PackKeys(k, Key(t, "missing"), two), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1, int64(mooncake.ErrObjectNotFound), 2}, res)
 	require.Equal(t, 3, len(reps2))
@@ -851,20 +853,20 @@ func testReplicaClear(t *testing.T, c *Cluster) {
 	_, err = a.Get(read) // a lease
 	require.NoError(t, err)
 
-	res, err := b.BatchReplicaClear([]string{one, two}, "", nil)
+	res, err := b.BatchReplicaClear(hostmem.PackKeys(one, two), "", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 0}, res, "another client's objects are skipped")
-	res, err = a.BatchReplicaClear([]string{one, Key(t, "missing"), read}, "", res)
+	res, err = a.BatchReplicaClear(hostmem.PackKeys(one, Key(t, "missing"), read), "", res)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1, 0, 0}, res, "cleared, missing, leased")
 	ok, err := b.IsExist(one)
 	require.NoError(t, err)
 	assert.False(t, ok, "all replicas cleared: the object is gone")
 
-	res, err = a.BatchReplicaClear([]string{two}, hb, res)
+	res, err = a.BatchReplicaClear(hostmem.PackKeys(two), hb, res)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1}, res, "the replica on b's segment")
-	res, err = a.BatchReplicaClear([]string{two}, hb, res)
+	res, err = a.BatchReplicaClear(hostmem.PackKeys(two), hb, res)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0}, res, "no replica left there")
 	reps, err := a.GetReplicaDesc(two)
@@ -873,7 +875,7 @@ func testReplicaClear(t *testing.T, c *Cluster) {
 	v, err := b.Get(two)
 	require.NoError(t, err)
 	assert.Equal(t, "22", string(v), "the other replica still serves")
-	res, err = a.BatchReplicaClear([]string{two}, ha, res)
+	res, err = a.BatchReplicaClear(hostmem.PackKeys(two), ha, res)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0}, res, "the lookups granted a lease")
 }
@@ -888,17 +890,17 @@ func testBatchRemove(t *testing.T, c *Cluster) {
 	}
 	_, err := st.Get(keys[1])
 	require.NoError(t, err)
-	res, err := st.BatchRemove(keys, false, make([]int64, 0, 4))
+	res, err := st.BatchRemove(hostmem.PackKeys(keys...), false, make([]int64, 0, 4))
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, int64(mooncake.ErrObjectHasLease), int64(mooncake.ErrObjectNotFound), 0}, res)
 	err = mooncake.BatchResultError(mooncake.OpBatchRemove, keys, res)
 	isCode(t, err, mooncake.ErrObjectHasLease)
 	isCode(t, err, mooncake.ErrObjectNotFound)
 
-	res, err = st.BatchRemove(keys[:2], true, res)
+	res, err = st.BatchRemove(hostmem.PackKeys(keys[:2]...), true, res)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{int64(mooncake.ErrObjectNotFound), 0}, res, "force removes the leased key")
-	res, err = st.BatchIsExist(keys, nil)
+	res, err = st.BatchIsExist(hostmem.PackKeys(keys...), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 0, 0, 0}, res)
 
@@ -923,10 +925,10 @@ func testStats(t *testing.T, c *Cluster) {
 	keys := Keys(t, "b", 4)
 	addrs := []uintptr{mem.Addr(), mem.Addr() + 4096, mem.Addr() + 8192, mem.Addr() + 12288}
 	sizes := []uint64{4096, 4096, 4096, 4096}
-	res, err := st.BatchPutFrom(keys[:3], addrs[:3], sizes[:3], nil)
+	res, err := st.Raw().BatchPutFrom(keys[:3], addrs[:3], sizes[:3], nil)
 	require.NoError(t, err)
 	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFrom, keys[:3], res))
-	_, err = st.BatchGetInto(keys, addrs, sizes, res) // the fourth is missing
+	_, err = st.Raw().BatchGetInto(keys, addrs, sizes, res) // the fourth is missing
 	require.NoError(t, err)
 
 	s := st.Stats()
@@ -975,7 +977,7 @@ func testLogOptions(t *testing.T, c *Cluster) {
 // Upstream's further setup options: honoured by the native backend,
 // accepted by the embedded engine, which says so (BackendCapabilities).
 func testSetupOptions(t *testing.T, c *Cluster) {
-	caps := mooncake.BackendCapabilities()
+	caps := mooncake.Backend().Capabilities
 	all := mooncake.Capabilities{Tenants: true, SSDOffload: true, ClientHTTPServer: true, NoFReplicas: true, DFSReplicas: true}
 	if c.Native {
 		assert.Equal(t, all, caps)
@@ -1052,7 +1054,7 @@ func testReplicateOptions(t *testing.T, c *Cluster) {
 	} {
 		v := st.WithReplicateConfig(tc.rc)
 		isCode(t, v.Put(Key(t, tc.name), []byte("v")), tc.code, tc.name)
-		res, err := v.BatchPutFrom([]string{Key(t, tc.name+"-batch")}, []uintptr{mem.Addr()}, []uint64{4096}, nil)
+		res, err := v.Raw().BatchPutFrom([]string{Key(t, tc.name+"-batch")}, []uintptr{mem.Addr()}, []uint64{4096}, nil)
 		require.NoError(t, err, tc.name)
 		assert.Equal(t, []int64{int64(tc.code)}, res, "%s: a code per key", tc.name)
 	}
@@ -1068,7 +1070,7 @@ func testRemoveByRegex(t *testing.T, c *Cluster) {
 	n, err := st.RemoveByRegex(KeyRegexPrefix(t)+"a-", false)
 	require.NoError(t, err)
 	assert.EqualValues(t, 5, n)
-	ex, err := st.BatchIsExist(keys, nil)
+	ex, err := st.BatchIsExist(hostmem.PackKeys(keys...), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 0, 0, 0, 0, 1, 1, 1}, ex)
 	_, err = st.RemoveByRegex("(unclosed", false)
@@ -1097,7 +1099,7 @@ func testRemoveByRegex(t *testing.T, c *Cluster) {
 		require.NoError(t, err)
 		assert.EqualValues(t, 3, n)
 	}
-	ex, err = st.BatchIsExist(keys, ex)
+	ex, err = st.BatchIsExist(hostmem.PackKeys(keys...), ex)
 	require.NoError(t, err)
 	assert.Equal(t, make([]int64, len(keys)), ex)
 }
@@ -1124,9 +1126,9 @@ func testKeyLength(t *testing.T, c *Cluster) {
 	}
 	_, err = st.Get(tooLong)
 	assert.ErrorIs(t, err, mooncake.ErrKeyTooLong, "Get")
-	_, err = st.BatchRemove([]string{Key(t, "fine"), tooLong}, true, nil)
+	_, err = st.BatchRemove(hostmem.PackKeys(Key(t, "fine"), tooLong), true, nil)
 	assert.ErrorIs(t, err, mooncake.ErrKeyTooLong, "BatchRemove")
-	_, err = st.BatchIsExist([]string{Key(t, "fine"), tooLong}, nil)
+	_, err = st.BatchIsExist(hostmem.PackKeys(Key(t, "fine"), tooLong), nil)
 	assert.ErrorIs(t, err, mooncake.ErrKeyTooLong, "BatchIsExist")
 	var me *mooncake.Error
 	if assert.ErrorAs(t, err, &me) {
@@ -1176,7 +1178,7 @@ func testReplicateConfig(t *testing.T, c *Cluster) {
 	bad := b.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{""}})
 	isCode(t, bad.Put(Key(t, "bad"), []byte("x")), mooncake.ErrInvalidParams, "empty segment name")
 	neg := b.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: -1})
-	_, err = neg.BatchPutFrom([]string{Key(t, "neg")}, []uintptr{0}, []uint64{1}, nil)
+	_, err = neg.Raw().BatchPutFrom([]string{Key(t, "neg")}, []uintptr{0}, []uint64{1}, nil)
 	isCode(t, err, mooncake.ErrInvalidParams, "negative replica count")
 	two := b.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: 2, WithSoftPin: true, WithHardPin: true})
 	require.NoError(t, two.Put(Key(t, "two"), []byte("x")), "more replicas than segments is best effort")
@@ -1189,10 +1191,10 @@ func testCapacity(t *testing.T, c *Cluster) {
 	// 16 MiB is the smallest segment upstream mounts (its slab size).
 	st := c.Open(t, func(cfg *mooncake.Config) { cfg.GlobalSegmentSize = 16 << 20 })
 	mem := Memory(t, st, 32<<20)
-	isCode(t, st.PutFrom(Key(t, "too-big"), mem.Addr(), 32<<20), mooncake.ErrNoAvailableHandle, "an object larger than every segment")
+	isCode(t, st.Raw().PutFrom(Key(t, "too-big"), mem.Addr(), 32<<20), mooncake.ErrNoAvailableHandle, "an object larger than every segment")
 	var last error
 	for i := 0; i < 8 && last == nil; i++ {
-		last = st.PutFrom(Key(t, fmt.Sprint(i)), mem.Addr(), 4<<20)
+		last = st.Raw().PutFrom(Key(t, fmt.Sprint(i)), mem.Addr(), 4<<20)
 	}
 	isCode(t, last, mooncake.ErrNoAvailableHandle, "filling the segment")
 	n, err := st.RemoveAll(true)
@@ -1202,7 +1204,7 @@ func testCapacity(t *testing.T, c *Cluster) {
 		// so only the embedded engine (no eviction) gives an exact count.
 		assert.Positive(t, n)
 	}
-	require.NoError(t, st.PutFrom(Key(t, "after"), mem.Addr(), 4<<20), "space is reusable after removal")
+	require.NoError(t, st.Raw().PutFrom(Key(t, "after"), mem.Addr(), 4<<20), "space is reusable after removal")
 }
 
 func testSmallSegmentRefused(t *testing.T, c *Cluster) {
@@ -1231,7 +1233,7 @@ func testExistsGrantsLease(t *testing.T, c *Cluster) {
 		"IsExist": func(k string) error { _, err := st.IsExist(k); return err },
 		"GetSize": func(k string) error { _, err := st.GetSize(k); return err },
 		"BatchIsExist": func(k string) error {
-			_, err := st.BatchIsExist([]string{k}, nil)
+			_, err := st.BatchIsExist(hostmem.PackKeys(k), nil)
 			return err
 		},
 	} {
@@ -1247,8 +1249,8 @@ func testEmptyKey(t *testing.T, c *Cluster) {
 	st := c.Open(t)
 	mem := Memory(t, st, 1<<16)
 	isCode(t, st.Put("", []byte("x")), mooncake.ErrInvalidParams, "copying put")
-	isCode(t, st.PutFrom("", mem.Addr(), 8), mooncake.ErrInvalidParams, "zero-copy put")
-	res, err := st.BatchPutFrom([]string{"", Key(t, "ok")}, []uintptr{mem.Addr(), mem.Addr()}, []uint64{8, 8}, nil)
+	isCode(t, st.Raw().PutFrom("", mem.Addr(), 8), mooncake.ErrInvalidParams, "zero-copy put")
+	res, err := st.Raw().BatchPutFrom([]string{"", Key(t, "ok")}, []uintptr{mem.Addr(), mem.Addr()}, []uint64{8, 8}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{int64(mooncake.ErrInvalidParams), 0}, res, "only the empty key fails")
 	// Reads treat it as missing.
@@ -1257,7 +1259,7 @@ func testEmptyKey(t *testing.T, c *Cluster) {
 	ok, err := st.IsExist("")
 	require.NoError(t, err)
 	assert.False(t, ok)
-	ex, err := st.BatchIsExist([]string{""}, nil)
+	ex, err := st.BatchIsExist(hostmem.PackKeys(""), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0}, ex)
 }
@@ -1269,10 +1271,10 @@ func testLocalBufferLimit(t *testing.T, c *Cluster) {
 	big := make([]byte, 2<<20)
 	isCode(t, st.Put(Key(t, "big"), big), mooncake.ErrInvalidParams, "copying put larger than the local buffer")
 	k := Key(t, "zero-copy")
-	require.NoError(t, st.PutFrom(k, mem.Addr(), 2<<20), "zero-copy puts are not limited by it")
+	require.NoError(t, st.Raw().PutFrom(k, mem.Addr(), 2<<20), "zero-copy puts are not limited by it")
 	_, err := st.Get(k)
 	isCode(t, err, mooncake.ErrInvalidParams, "copying get of an object larger than the local buffer")
-	n, err := st.GetInto(k, mem.Addr()+2<<20, 2<<20)
+	n, err := st.Raw().GetInto(k, mem.Addr()+2<<20, 2<<20)
 	require.NoError(t, err)
 	assert.EqualValues(t, 2<<20, n)
 }
@@ -1287,7 +1289,7 @@ func testDuplicateKeysInBatch(t *testing.T, c *Cluster) {
 	copy(b[0:], "first!")
 	copy(b[4096:], "second")
 	k := Key(t, "dup")
-	res, err := st.BatchPutFrom([]string{k, k}, []uintptr{mem.Addr(), mem.Addr() + 4096}, []uint64{6, 6}, nil)
+	res, err := st.Raw().BatchPutFrom([]string{k, k}, []uintptr{mem.Addr(), mem.Addr() + 4096}, []uint64{6, 6}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 0}, res)
 	got, err := st.Get(k)
@@ -1300,17 +1302,17 @@ func testSameNodeRules(t *testing.T, c *Cluster) {
 	mem := Memory(t, st, 1<<16)
 	same := st.WithReplicateConfig(mooncake.ReplicateConfig{PreferAllocInSameNode: true})
 	isCode(t, same.Put(Key(t, "copy"), []byte("x")), mooncake.ErrInvalidParams, "copying put")
-	isCode(t, same.PutFrom(Key(t, "zc"), mem.Addr(), 64), mooncake.ErrInvalidParams, "put_from")
-	_, err := same.BatchPutFrom([]string{Key(t, "b")}, []uintptr{mem.Addr()}, []uint64{64}, nil)
+	isCode(t, same.Raw().PutFrom(Key(t, "zc"), mem.Addr(), 64), mooncake.ErrInvalidParams, "put_from")
+	_, err := same.Raw().BatchPutFrom([]string{Key(t, "b")}, []uintptr{mem.Addr()}, []uint64{64}, nil)
 	isCode(t, err, mooncake.ErrInvalidParams, "batch_put_from refuses the call")
 	two := st.WithReplicateConfig(mooncake.ReplicateConfig{PreferAllocInSameNode: true, ReplicaNum: 2})
-	_, err = two.BatchPutFromMultiBuffers([]string{Key(t, "m2")}, []uintptr{mem.Addr()}, []uint64{64}, []uint64{0, 1}, nil)
+	_, err = two.Raw().BatchPutFromMultiBuffers([]string{Key(t, "m2")}, []uintptr{mem.Addr()}, []uint64{64}, []uint64{0, 1}, nil)
 	isCode(t, err, mooncake.ErrInvalidParams, "multi-buffer put with two replicas on the same node")
 	keys := Keys(t, "multi", 2)
-	res, err := same.BatchPutFromMultiBuffers(keys, []uintptr{mem.Addr(), mem.Addr() + 64}, []uint64{64, 64}, []uint64{0, 1, 2}, nil)
+	res, err := same.Raw().BatchPutFromMultiBuffers(keys, []uintptr{mem.Addr(), mem.Addr() + 64}, []uint64{64, 64}, []uint64{0, 1, 2}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 0}, res, "multi-buffer puts accept it with one replica")
-	res, err = same.BatchGetIntoMultiBuffers(keys, []uintptr{mem.Addr() + 4096, mem.Addr() + 8192}, []uint64{64, 64}, []uint64{0, 1, 2}, nil)
+	res, err = same.Raw().BatchGetIntoMultiBuffers(keys, []uintptr{mem.Addr() + 4096, mem.Addr() + 8192}, []uint64{64, 64}, []uint64{0, 1, 2}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{64, 64}, res)
 }
@@ -1321,14 +1323,14 @@ func testZeroSizeBuffersInList(t *testing.T, c *Cluster) {
 	b := mem.Bytes()
 	copy(b, "abcdef")
 	k := Key(t, "k")
-	res, err := st.BatchPutFromMultiBuffers([]string{k}, []uintptr{mem.Addr(), mem.Addr() + 3, mem.Addr() + 3}, []uint64{3, 0, 3}, []uint64{0, 3}, nil)
+	res, err := st.Raw().BatchPutFromMultiBuffers([]string{k}, []uintptr{mem.Addr(), mem.Addr() + 3, mem.Addr() + 3}, []uint64{3, 0, 3}, []uint64{0, 3}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0}, res)
 	got, err := st.Get(k)
 	require.NoError(t, err)
 	assert.Equal(t, "abcdef", string(got))
 	dst := mem.Addr() + 4096
-	res, err = st.BatchGetIntoMultiBuffers([]string{k}, []uintptr{dst, dst + 10, dst + 2}, []uint64{2, 0, 4}, []uint64{0, 3}, nil)
+	res, err = st.Raw().BatchGetIntoMultiBuffers([]string{k}, []uintptr{dst, dst + 10, dst + 2}, []uint64{2, 0, 4}, []uint64{0, 3}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{6}, res)
 	assert.Equal(t, "ab", string(b[4096:4098]))
@@ -1345,7 +1347,7 @@ func testRegexIsPartialMatch(t *testing.T, c *Cluster) {
 	n, err := st.RemoveByRegex(regexp.QuoteMeta(runID)+".*item-1$", false)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, n)
-	ex, err := st.BatchIsExist(keys, nil)
+	ex, err := st.BatchIsExist(hostmem.PackKeys(keys...), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1, 0, 1}, ex)
 }
@@ -1375,7 +1377,7 @@ func testConcurrency(t *testing.T, c *Cluster) {
 				keys := Keys(t, fmt.Sprintf("w%d-r%d", w, r), batch)
 				Fill(b[:batch*size], uint64(w*1000+r))
 				var err error
-				if res, err = st.BatchPutFrom(keys, addrs, sizes, res); err != nil {
+				if res, err = st.Raw().BatchPutFrom(keys, addrs, sizes, res); err != nil {
 					errs <- err
 					return
 				}
@@ -1383,7 +1385,7 @@ func testConcurrency(t *testing.T, c *Cluster) {
 					errs <- err
 					return
 				}
-				if res, err = st.BatchGetInto(keys, dsts, sizes, res); err != nil {
+				if res, err = st.Raw().BatchGetInto(keys, dsts, sizes, res); err != nil {
 					errs <- err
 					return
 				}
@@ -1434,9 +1436,9 @@ func testCloseDuringCalls(t *testing.T, c *Cluster) {
 				var err error
 				switch i % 3 {
 				case 0:
-					res, err = st.BatchPutFrom(keys, addrs, sizes, res)
+					res, err = st.Raw().BatchPutFrom(keys, addrs, sizes, res)
 				case 1:
-					res, err = st.BatchGetInto(keys, addrs, sizes, res)
+					res, err = st.Raw().BatchGetInto(keys, addrs, sizes, res)
 				default:
 					_, err = st.Get(keys[0])
 				}
@@ -1475,64 +1477,64 @@ func testTypedCalls(t *testing.T, c *Cluster) {
 	require.NoError(t, err)
 	fill.Fill(src.Bytes(), 7)
 	k := Key(t, "span")
-	require.NoError(t, st.PutSpan(k, src))
+	require.NoError(t, st.PutFrom(k, src))
 	dst, err := mem.Span(1<<19, 4096)
 	require.NoError(t, err)
-	n, err := st.GetIntoSpan(k, dst)
+	n, err := st.GetInto(k, dst)
 	require.NoError(t, err)
 	assert.EqualValues(t, 4096, n)
 	assert.Equal(t, src.Bytes(), dst.Bytes())
 	fill.Fill(src.Bytes(), 8)
-	require.NoError(t, st.UpsertSpan(k, src))
-	_, err = st.GetIntoSpan(k, dst)
+	require.NoError(t, st.UpsertFrom(k, src))
+	_, err = st.GetInto(k, dst)
 	require.NoError(t, err)
 	assert.Equal(t, src.Bytes(), dst.Bytes())
-	isCode(t, st.PutSpan(Key(t, "zero span"), hostmem.Span{}), mooncake.ErrInvalidParams, "the zero Span")
+	isCode(t, st.PutFrom(Key(t, "zero span"), hostmem.Span{}), mooncake.ErrInvalidParams, "the zero Span")
 
 	// Packed keys, one buffer per key and a list per key.
 	keys := hostmem.PackKeys(Key(t, "p0"), Key(t, "p1"), Key(t, "p2"))
 	base := mem.Addr()
 	single := hostmem.Buffers{Addrs: []uintptr{base, base + 1024, base + 2048}, Sizes: []uint64{1024, 1024, 1024}}
-	res, err := st.BatchPutFromBuffers(keys, single, make([]int64, 0, 3))
+	res, err := st.BatchPutFrom(keys, single, make([]int64, 0, 3))
 	require.NoError(t, err)
 	require.NoError(t, mooncake.BatchKeysError(mooncake.OpBatchPutFrom, keys, res))
-	ex, err := st.BatchIsExistKeys(keys, nil)
+	ex, err := st.BatchIsExist(keys, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1, 1, 1}, ex)
 	out := hostmem.Buffers{Addrs: []uintptr{base + 1<<19, base + 1<<19 + 1024, base + 1<<19 + 2048}, Sizes: []uint64{1024, 1024, 1024}}
-	res, err = st.BatchGetIntoBuffers(keys, out, res)
+	res, err = st.BatchGetInto(keys, out, res)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1024, 1024, 1024}, res)
 	assert.Equal(t, mem.Bytes()[:3072], mem.Bytes()[1<<19:1<<19+3072])
 
 	mk := hostmem.PackKeys(Key(t, "m0"), Key(t, "m1"))
 	multi := hostmem.Buffers{Addrs: []uintptr{base, base + 100, base + 300}, Sizes: []uint64{100, 200, 50}, Offsets: []uint64{0, 2, 3}}
-	res, err = st.BatchPutFromBuffers(mk, multi, nil)
+	res, err = st.BatchPutFrom(mk, multi, nil)
 	require.NoError(t, err)
 	require.NoError(t, mooncake.BatchKeysError(mooncake.OpBatchPutFromMultiBuffers, mk, res))
 	mout := hostmem.Buffers{Addrs: []uintptr{base + 1<<19, base + 1<<19 + 100, base + 1<<19 + 300}, Sizes: multi.Sizes, Offsets: multi.Offsets}
-	res, err = st.BatchGetIntoBuffers(mk, mout, nil)
+	res, err = st.BatchGetInto(mk, mout, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{300, 50}, res)
-	res, err = st.BatchUpsertFromBuffers(mk, multi, nil)
+	res, err = st.BatchUpsertFrom(mk, multi, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 0}, res)
 
 	// Malformed lists never reach C.
 	bad := &hostmem.Keys{Buf: []byte("ab"), Offsets: []uint64{0, 3}}
-	_, err = st.BatchIsExistKeys(bad, nil)
+	_, err = st.BatchIsExist(bad, nil)
 	isCode(t, err, mooncake.ErrInvalidParams, "keys past their buffer")
 	assert.True(t, errors.Is(err, hostmem.ErrShape))
-	_, err = st.BatchPutFromBuffers(keys, hostmem.Buffers{Addrs: single.Addrs[:2], Sizes: single.Sizes[:2]}, nil)
+	_, err = st.BatchPutFrom(keys, hostmem.Buffers{Addrs: single.Addrs[:2], Sizes: single.Sizes[:2]}, nil)
 	isCode(t, err, mooncake.ErrInvalidParams, "two buffers for three keys")
-	_, err = st.BatchGetIntoBuffers(mk, hostmem.Buffers{Addrs: multi.Addrs, Sizes: multi.Sizes, Offsets: []uint64{0, 3, 2}}, nil)
+	_, err = st.BatchGetInto(mk, hostmem.Buffers{Addrs: multi.Addrs, Sizes: multi.Sizes, Offsets: []uint64{0, 3, 2}}, nil)
 	isCode(t, err, mooncake.ErrInvalidParams, "decreasing offsets")
-	res, err = st.BatchPutFromBuffers(nil, hostmem.Buffers{}, nil)
+	res, err = st.BatchPutFrom(nil, hostmem.Buffers{}, nil)
 	require.NoError(t, err, "no keys")
 	assert.Empty(t, res)
 	// Keys that are all empty still cross (and fail per key, as upstream).
 	empty := hostmem.PackKeys("", "")
-	ex, err = st.BatchIsExistKeys(empty, nil)
+	ex, err = st.BatchIsExist(empty, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 0}, ex)
 }
@@ -1547,7 +1549,7 @@ func testRegisteredMemoryIsNotFreed(t *testing.T, c *Cluster) {
 	isCode(t, st.RegisterMemory(mem), mooncake.ErrInvalidParams, "registered twice")
 	assert.Equal(t, 1, mem.Registrations(), "a refused registration is not counted")
 	assert.True(t, errors.Is(mem.Free(), hostmem.ErrRegistered))
-	require.NoError(t, st.PutSpan(Key(t, "still mapped"), mem.All()), "the memory is still usable")
+	require.NoError(t, st.PutFrom(Key(t, "still mapped"), mem.All()), "the memory is still usable")
 	require.NoError(t, st.UnregisterMemory(mem))
 	isCode(t, st.UnregisterMemory(mem), mooncake.ErrInvalidParams, "unregistered twice")
 	require.NoError(t, st.RegisterMemory(mem))
@@ -1591,8 +1593,8 @@ func testStoreOnEngine(t *testing.T, c *Cluster) {
 	require.NoError(t, e.RegisterMemory(mem), "register with the engine")
 	fill.Fill(mem.Bytes()[:4096], 11)
 	k := Key(t, "on-engine")
-	require.NoError(t, st.PutFrom(k, mem.Addr(), 4096))
-	n, err := st.GetInto(k, mem.Addr()+8192, 4096)
+	require.NoError(t, st.Raw().PutFrom(k, mem.Addr(), 4096))
+	n, err := st.Raw().GetInto(k, mem.Addr()+8192, 4096)
 	require.NoError(t, err)
 	assert.EqualValues(t, 4096, n)
 	assert.Equal(t, mem.Bytes()[:4096], mem.Bytes()[8192:8192+4096])

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mooncake-go/mooncake-go/internal/testcluster"
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // RealClient is a real client that dummy clients connect to.
@@ -107,12 +108,12 @@ func testDummy(t *testing.T, c *Cluster) {
 		Fill(src[i*size:(i+1)*size], uint64(i))
 		addrs[i], sizes[i] = addrOf(src[i*size:]), size
 	}
-	res, err := d.BatchPutFrom(keys, addrs, sizes, nil)
+	res, err := d.Raw().BatchPutFrom(keys, addrs, sizes, nil)
 	require.NoError(t, err, "%v", res)
 	for i := range addrs {
 		addrs[i] = addrOf(dst[i*size:])
 	}
-	res, err = d.BatchGetInto(keys, addrs, sizes, nil)
+	res, err = d.Raw().BatchGetInto(keys, addrs, sizes, nil)
 	require.NoError(t, err, "%v", res)
 	assert.True(t, bytes.Equal(src, dst), "zero-copy round trip through the real client")
 	got, err := peer.Get(keys[3])
@@ -149,11 +150,11 @@ func testDummy(t *testing.T, c *Cluster) {
 	_, _, err = d.AllocateAndMountSegment(mooncake.SegmentSlabSize, mooncake.MountOptions{})
 	isCode(t, err, mooncake.ErrNotSupported, "allocate_and_mount_segment")
 	isCode(t, d.UnmountSegments([]mooncake.SegmentID{{First: 1, Second: 2}}, 0), mooncake.ErrNotSupported, "unmount_segment")
-	_, err = d.BatchReplicaClear(keys[:1], "", nil)
+	_, err = d.BatchReplicaClear(hostmem.PackKeys(keys[:1]...), "", nil)
 	isCode(t, err, mooncake.ErrNotSupported, "batch_replica_clear")
-	_, _, err = d.StartGetSession(keys[:1], nil)
+	_, _, err = d.StartGetSession(hostmem.PackKeys(keys[:1]...), nil)
 	isCode(t, err, mooncake.ErrNotSupported, "batch_get_session_start")
-	_, _, err = d.StartPutSession([]string{Key(t, "sess")}, []uint64{size}, nil)
+	_, _, err = d.StartPutSession(hostmem.PackKeys(Key(t, "sess")), []uint64{size}, nil)
 	isCode(t, err, mooncake.ErrNotSupported, "batch_put_session_start")
 	_, err = d.OffloadRPCReadCount()
 	isCode(t, err, mooncake.ErrNotSupported, "get_offload_rpc_read_count")

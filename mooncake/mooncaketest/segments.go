@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // Segments mounted while the store runs: allocated memory and a file's
@@ -145,14 +146,14 @@ func testGroupIDs(t *testing.T, c *Cluster) {
 	keys := Keys(t, "g", 3)
 	group := "grp-" + keys[0]
 	vals := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
-	require.NoError(t, st.WithReplicateConfig(mooncake.ReplicateConfig{GroupIDs: []string{group, group, ""}}).PutBatch(keys, vals))
+	require.NoError(t, st.WithReplicateConfig(mooncake.ReplicateConfig{GroupIDs: []string{group, group, ""}}).PutBatch(hostmem.PackKeys(keys...), vals))
 	_, err := st.Get(keys[0])
 	require.NoError(t, err)
 	isCode(t, st.Remove(keys[1], false), mooncake.ErrObjectHasLease, "the lookup of one member leased the group")
 	require.NoError(t, st.Remove(keys[2], false), "not in the group")
 
 	two := Keys(t, "wrong", 2)
-	err = st.WithReplicateConfig(mooncake.ReplicateConfig{GroupIDs: []string{group}}).PutBatch(two, vals[:2])
+	err = st.WithReplicateConfig(mooncake.ReplicateConfig{GroupIDs: []string{group}}).PutBatch(hostmem.PackKeys(two...), vals[:2])
 	isCode(t, err, mooncake.ErrInvalidParams, "one group for two keys")
 	ok, err := st.IsExist(two[0])
 	require.NoError(t, err)

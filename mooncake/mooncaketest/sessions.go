@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // Transfer sessions: a put session reserves objects that range writes fill
@@ -20,15 +21,15 @@ func testSessions(t *testing.T, c *Cluster) {
 	keys := Keys(t, "obj", 2)
 	inv, code := int64(mooncake.ErrInvalidParams), func(c mooncake.ErrorCode) int64 { return int64(c) }
 
-	ps, res, err := st.StartPutSession([]string{keys[0], keys[1], Key(t, "empty"), keys[0]}, []uint64{size, size, 0, size}, nil)
+	ps, res, err := st.StartPutSession(hostmem.PackKeys(keys[0], keys[1], Key(t, "empty"), keys[0]), []uint64{size, size, 0, size}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 0, inv, inv}, res, "size 0 and a key twice are refused")
 	_, err = other.Get(keys[0])
 	isCode(t, err, mooncake.ErrReplicaIsNotReady, "reserved, not written")
-	_, res, err = other.StartPutSession(keys[:1], []uint64{size}, nil)
+	_, res, err = other.StartPutSession(hostmem.PackKeys(keys[:1]...), []uint64{size}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{code(mooncake.ErrObjectAlreadyExists)}, res, "another client's put session reserved it")
-	_, res, err = st.StartPutSession(keys[:1], []uint64{size}, res)
+	_, res, err = st.StartPutSession(hostmem.PackKeys(keys[:1]...), []uint64{size}, res)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{inv}, res, "this client has a put session of the key already")
 
@@ -60,7 +61,7 @@ func testSessions(t *testing.T, c *Cluster) {
 	assert.Equal(t, []int64{inv}, res, "ended keys take no more writes")
 
 	dropped := Key(t, "dropped")
-	ps2, res, err := st.StartPutSession([]string{dropped, keys[0]}, []uint64{size, size}, nil)
+	ps2, res, err := st.StartPutSession(hostmem.PackKeys(dropped, keys[0]), []uint64{size, size}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, code(mooncake.ErrObjectAlreadyExists)}, res)
 	res, err = ps2.Revoke(res)
@@ -70,11 +71,11 @@ func testSessions(t *testing.T, c *Cluster) {
 	isCode(t, err, mooncake.ErrObjectNotFound, "revoked")
 
 	missing := Key(t, "missing")
-	gs, res, err := other.StartGetSession([]string{keys[0], keys[1], missing}, nil)
+	gs, res, err := other.StartGetSession(hostmem.PackKeys(keys[0], keys[1], missing), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 0, code(mooncake.ErrObjectNotFound)}, res)
 	isCode(t, st.Remove(keys[0], false), mooncake.ErrObjectHasLease, "the session's lookup took a lease")
-	_, res, err = other.StartGetSession(keys[1:], res)
+	_, res, err = other.StartGetSession(hostmem.PackKeys(keys[1:]...), res)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{inv}, res, "another live session holds the key")
 	res, err = gs.ReadRanges([]mooncake.KeyRanges{
@@ -94,7 +95,7 @@ func testSessions(t *testing.T, c *Cluster) {
 	_, err = gs.ReadRanges([]mooncake.KeyRanges{{Key: keys[0]}}, nil)
 	assert.ErrorIs(t, err, mooncake.ErrSessionEnded)
 	isCode(t, err, mooncake.ErrInvalidParams)
-	gs2, res, err := other.StartGetSession(keys[1:], res)
+	gs2, res, err := other.StartGetSession(hostmem.PackKeys(keys[1:]...), res)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0}, res, "free again once the session ended")
 	require.NoError(t, gs2.End())
@@ -108,7 +109,7 @@ func testSessions(t *testing.T, c *Cluster) {
 	assert.ErrorIs(t, err, mooncake.ErrSessionEnded)
 	_, err = zp.End(nil)
 	assert.ErrorIs(t, err, mooncake.ErrSessionEnded)
-	_, _, err = st.StartPutSession(keys, []uint64{1}, nil)
+	_, _, err = st.StartPutSession(hostmem.PackKeys(keys...), []uint64{1}, nil)
 	isCode(t, err, mooncake.ErrInvalidParams, "sizes and keys differ in length")
 }
 

@@ -9,22 +9,22 @@ import (
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 )
 
-// Opcode says which way a request moves bytes.
-type Opcode uint32
+// Direction says which way a request moves bytes.
+type Direction uint32
 
 const (
-	Read  Opcode = 0 // remote -> local
-	Write Opcode = 1 // local -> remote
+	Read  Direction = 0 // remote -> local
+	Write Direction = 1 // local -> remote
 )
 
-func (o Opcode) String() string {
+func (o Direction) String() string {
 	switch o {
 	case Read:
 		return "read"
 	case Write:
 		return "write"
 	}
-	return fmt.Sprintf("Opcode(%d)", uint32(o))
+	return fmt.Sprintf("Direction(%d)", uint32(o))
 }
 
 // Request is one one-sided transfer: Length bytes between Local, in memory
@@ -34,9 +34,9 @@ func (o Opcode) String() string {
 // Its layout is the C ABI's mcgo_te_request, so a []Request crosses into C
 // as it is, without a copy.
 type Request struct {
-	Op      Opcode
+	Dir     Direction
 	_       uint32
-	Segment SegmentID
+	Segment SegmentHandle
 	Local   uintptr
 	Remote  uint64
 	Length  uint64
@@ -69,9 +69,9 @@ func (s State) String() string {
 // Done reports whether s is final.
 func (s State) Done() bool { return s == Completed || s == Failed }
 
-// TaskStatus is one task's state and the bytes it moved (0, or its length
+// RequestStatus is one task's state and the bytes it moved (0, or its length
 // once Completed). Its layout is the C ABI's mcgo_te_task_status.
-type TaskStatus struct {
+type RequestStatus struct {
 	State State
 	_     uint32
 	Bytes uint64
@@ -102,14 +102,14 @@ type Summary struct {
 	Bytes    uint64 // bytes of the completed tasks
 	Notify   NotifyState
 	// NotifyCode is why the notification could not be sent.
-	NotifyCode Code
+	NotifyCode ErrorCode
 }
 
 // The Go types above must have the C layout (checked against the C structs
 // by TestLayout); these fail to compile if a size drifts.
 var (
 	_ [40]byte = [unsafe.Sizeof(Request{})]byte{}
-	_ [16]byte = [unsafe.Sizeof(TaskStatus{})]byte{}
+	_ [16]byte = [unsafe.Sizeof(RequestStatus{})]byte{}
 	_ [32]byte = [unsafe.Sizeof(Summary{})]byte{}
 )
 
@@ -231,7 +231,7 @@ func (e requestError) Error() string { return string(e) }
 // naming the field).
 func checkRequest(r *Request) error {
 	switch {
-	case r.Op != Read && r.Op != Write:
+	case r.Dir != Read && r.Dir != Write:
 		return requestError("unknown opcode")
 	case r.Length == 0:
 		return requestError("zero length")
@@ -248,7 +248,7 @@ func checkRequest(r *Request) error {
 // Status reports every task's state into tasks (as many as fit) and the
 // batch's summary, in one call. It is also what sends a completed batch's
 // notification.
-func (b *Batch) Status(tasks []TaskStatus) (Summary, error) {
+func (b *Batch) Status(tasks []RequestStatus) (Summary, error) {
 	var sum Summary
 	if b.freed {
 		return sum, &Error{Op: OpStatus, Err: ErrBatchFreed}
@@ -414,11 +414,11 @@ func (e *Engine) Read(ctx context.Context, seg *Segment, local uintptr, remote u
 	return e.one(ctx, Read, seg, local, remote, n)
 }
 
-func (e *Engine) one(ctx context.Context, op Opcode, seg *Segment, local uintptr, remote uint64, n uint64) error {
+func (e *Engine) one(ctx context.Context, op Direction, seg *Segment, local uintptr, remote uint64, n uint64) error {
 	if seg == nil {
 		return argErr(OpSubmit, "", "nil segment")
 	}
-	reqs := [1]Request{{Op: op, Segment: seg.id, Local: local, Remote: remote, Length: n}}
+	reqs := [1]Request{{Dir: op, Segment: seg.id, Local: local, Remote: remote, Length: n}}
 	_, err := e.transfer(ctx, reqs[:], Notification{})
 	return err
 }

@@ -5,43 +5,43 @@ package transfer
 // Error codes: the values of the transfer engine's ERR_* (mooncake-transfer-engine/include/error.h), kept exactly.
 const (
 	// ErrInvalidArgument is ERR_INVALID_ARGUMENT: Invalid argument.
-	ErrInvalidArgument Code = -1
+	ErrInvalidArgument ErrorCode = -1
 	// ErrTooManyRequests is ERR_TOO_MANY_REQUESTS: More requests than the batch can hold.
-	ErrTooManyRequests Code = -2
+	ErrTooManyRequests ErrorCode = -2
 	// ErrAddressNotRegistered is ERR_ADDRESS_NOT_REGISTERED: A buffer is not inside registered memory.
-	ErrAddressNotRegistered Code = -3
+	ErrAddressNotRegistered ErrorCode = -3
 	// ErrBatchBusy is ERR_BATCH_BUSY: The batch still has unfinished transfers.
-	ErrBatchBusy Code = -4
+	ErrBatchBusy ErrorCode = -4
 	// ErrDeviceNotFound is ERR_DEVICE_NOT_FOUND: No usable device was found.
-	ErrDeviceNotFound Code = -6
+	ErrDeviceNotFound ErrorCode = -6
 	// ErrAddressOverlapped is ERR_ADDRESS_OVERLAPPED: The memory overlaps registered memory.
-	ErrAddressOverlapped Code = -7
+	ErrAddressOverlapped ErrorCode = -7
 	// ErrDNS is ERR_DNS: Name resolution failed.
-	ErrDNS Code = -101
+	ErrDNS ErrorCode = -101
 	// ErrSocket is ERR_SOCKET: A socket operation failed.
-	ErrSocket Code = -102
+	ErrSocket ErrorCode = -102
 	// ErrMalformedJSON is ERR_MALFORMED_JSON: Malformed JSON metadata.
-	ErrMalformedJSON Code = -103
+	ErrMalformedJSON ErrorCode = -103
 	// ErrRejectHandshake is ERR_REJECT_HANDSHAKE: The peer rejected the handshake.
-	ErrRejectHandshake Code = -104
+	ErrRejectHandshake ErrorCode = -104
 	// ErrMetadata is ERR_METADATA: A metadata operation failed.
-	ErrMetadata Code = -200
+	ErrMetadata ErrorCode = -200
 	// ErrEndpoint is ERR_ENDPOINT: An endpoint operation failed.
-	ErrEndpoint Code = -201
+	ErrEndpoint ErrorCode = -201
 	// ErrContext is ERR_CONTEXT: A device context operation failed.
-	ErrContext Code = -202
+	ErrContext ErrorCode = -202
 	// ErrNUMA is ERR_NUMA: A NUMA operation failed.
-	ErrNUMA Code = -300
+	ErrNUMA ErrorCode = -300
 	// ErrClock is ERR_CLOCK: A clock operation failed.
-	ErrClock Code = -301
+	ErrClock ErrorCode = -301
 	// ErrMemory is ERR_MEMORY: Out of memory.
-	ErrMemory Code = -302
+	ErrMemory ErrorCode = -302
 	// ErrNotImplemented is ERR_NOT_IMPLEMENTED: Not implemented.
-	ErrNotImplemented Code = -303
+	ErrNotImplemented ErrorCode = -303
 	// ErrNotSupportedTransport is ERR_NOT_SUPPORTED_TRANSPORT (ours; upstream has no such code): No installed transport serves the target segment.
-	ErrNotSupportedTransport Code = -8
+	ErrNotSupportedTransport ErrorCode = -8
 	// ErrInternal is ERR_INTERNAL (ours; upstream has no such code): An internal error of the binding (an exception caught at the C boundary).
-	ErrInternal Code = -9
+	ErrInternal ErrorCode = -9
 	// ErrInvalidHandle is ERR_INVALID_HANDLE (ours; upstream has no such code): The batch or segment handle is unknown, stale, freed, or another engine's.
-	ErrInvalidHandle Code = -10
+	ErrInvalidHandle ErrorCode = -10
 )

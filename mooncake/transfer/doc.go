@@ -15,7 +15,7 @@
 //
 //	peer, err := e.OpenSegment("127.0.0.1:17002")
 //	bufs, _ := peer.Buffers(nil) // what the peer registered
-//	reqs := []transfer.Request{{Op: transfer.Write, Segment: peer.ID(),
+//	reqs := []transfer.Request{{Dir: transfer.Write, Segment: peer.Handle(),
 //		Local: mem.Addr(), Remote: bufs[0].Addr, Length: 4096}}
 //	_, err = e.TransferNotify(ctx, reqs, transfer.Notification{Name: "pages", Message: "done"})
 //

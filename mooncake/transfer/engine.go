@@ -8,6 +8,7 @@ import (
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/ctransfer"
+	"github.com/mooncake-go/mooncake-go/internal/memreg"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
@@ -85,7 +86,7 @@ func Open(cfg Config) (*Engine, error) {
 		RPCPort:         cfg.RPCPort,
 	})
 	if rc != 0 {
-		e := &Error{Op: OpOpen, Code: Code(rc)}
+		e := &Error{Op: OpOpen, Code: ErrorCode(rc)}
 		if msg != "" {
 			e.Err = errors.New(msg)
 		}
@@ -99,7 +100,7 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	if rc != 0 {
 		h.Destroy()
-		return nil, &Error{Op: OpInstallTransport, Code: Code(rc), Err: fmt.Errorf("protocol %s", protocol)}
+		return nil, &Error{Op: OpInstallTransport, Code: ErrorCode(rc), Err: fmt.Errorf("protocol %s", protocol)}
 	}
 	e.name = name
 	e.batches.New = func() any { return new(Batch) }
@@ -115,12 +116,12 @@ func Open(cfg Config) (*Engine, error) {
 func (e *Engine) Close() error {
 	return e.gate.TryClose(func() error {
 		if rc := e.h.Destroy(); rc != 0 {
-			return &Error{Op: OpClose, Code: Code(rc), Err: errors.New("a store still runs on the engine")}
+			return &Error{Op: OpClose, Code: ErrorCode(rc), Err: errors.New("a store still runs on the engine")}
 		}
 		e.h = ctransfer.Engine{}
 		e.memMu.Lock()
 		for addr, m := range e.mems {
-			m.MarkUnregistered()
+			memreg.Unmark(m)
 			delete(e.mems, addr)
 		}
 		e.memMu.Unlock()
@@ -133,10 +134,6 @@ func (e *Engine) SegmentName() string { return e.name }
 
 // Config returns the configuration the engine was opened with.
 func (e *Engine) Config() Config { return e.cfg }
-
-// Backend names the backend behind every Engine of this program:
-// "embedded" or "native".
-func Backend() string { return cabi.BackendName() }
 
 // LocalAddress is the engine's RPC endpoint, "ip:port".
 func (e *Engine) LocalAddress() (string, error) {
@@ -183,25 +180,27 @@ func (e *Engine) InstallTransport(protocol, deviceNames, nicPriorityMatrix strin
 	return codeErr(OpInstallTransport, "", rc)
 }
 
-// Register registers [addr, addr+n) for transfers: peers can read and
-// write it, and it can be the local side of a request. The memory must stay
-// mapped until Unregister or Close, and must not be Go heap memory (see
-// package hostmem, and RegisterMemory). A null or empty range is refused
-// with ErrInvalidArgument, an overlap with ErrAddressOverlapped.
-func (e *Engine) Register(addr uintptr, n uint64) error {
+// RegisterBuffer registers [addr, addr+size) for transfers: peers can read
+// and write it, and it can be the local side of a request. It is for memory
+// the program mapped itself (hostmem memory goes through RegisterMemory,
+// which also keeps it from being freed while registered). The memory must
+// stay mapped until UnregisterBuffer or Close, and must not be Go heap
+// memory. A null or empty range is refused with ErrInvalidArgument, an
+// overlap with ErrAddressOverlapped.
+func (e *Engine) RegisterBuffer(addr uintptr, size uint64) error {
 	if !e.gate.Enter() {
 		return closedErr(OpRegister)
 	}
-	rc := e.h.Register(addr, n, "", true)
+	rc := e.h.Register(addr, size, "", true)
 	e.gate.Leave()
 	return codeErr(OpRegister, "", rc)
 }
 
-// Unregister unregisters the region that starts at addr. It waits for the
-// engine's copies into or out of the region (in the embedded backend;
+// UnregisterBuffer unregisters the region that starts at addr. It waits for
+// the engine's copies into or out of the region (in the embedded backend;
 // upstream's TCP transport can still finish a peer's write that was already
 // accepted).
-func (e *Engine) Unregister(addr uintptr) error {
+func (e *Engine) UnregisterBuffer(addr uintptr) error {
 	if !e.gate.Enter() {
 		return closedErr(OpUnregister)
 	}
@@ -210,8 +209,8 @@ func (e *Engine) Unregister(addr uintptr) error {
 	return codeErr(OpUnregister, "", rc)
 }
 
-// RegisterBatch registers every (addrs[i], sizes[i]), all or nothing.
-func (e *Engine) RegisterBatch(addrs []uintptr, sizes []uint64) error {
+// RegisterBuffers registers every (addrs[i], sizes[i]), all or nothing.
+func (e *Engine) RegisterBuffers(addrs []uintptr, sizes []uint64) error {
 	if len(addrs) != len(sizes) {
 		return argErr(OpRegister, "", fmt.Sprintf("%d addresses and %d sizes", len(addrs), len(sizes)))
 	}
@@ -223,9 +222,9 @@ func (e *Engine) RegisterBatch(addrs []uintptr, sizes []uint64) error {
 	return codeErr(OpRegister, "", rc)
 }
 
-// UnregisterBatch unregisters the regions starting at addrs, all or
+// UnregisterBuffers unregisters the regions starting at addrs, all or
 // nothing.
-func (e *Engine) UnregisterBatch(addrs []uintptr) error {
+func (e *Engine) UnregisterBuffers(addrs []uintptr) error {
 	if !e.gate.Enter() {
 		return closedErr(OpUnregister)
 	}
@@ -237,11 +236,11 @@ func (e *Engine) UnregisterBatch(addrs []uintptr) error {
 // RegisterMemory registers all of m and records the registration in it
 // (m.Free refuses until UnregisterMemory or Close).
 func (e *Engine) RegisterMemory(m *hostmem.Memory) error {
-	if err := m.MarkRegistered(); err != nil {
+	if err := memreg.Mark(m); err != nil {
 		return &Error{Op: OpRegister, Code: ErrInvalidArgument, Err: err}
 	}
 	if !e.gate.Enter() {
-		m.MarkUnregistered()
+		memreg.Unmark(m)
 		return closedErr(OpRegister)
 	}
 	defer e.gate.Leave()
@@ -249,7 +248,7 @@ func (e *Engine) RegisterMemory(m *hostmem.Memory) error {
 	defer e.memMu.Unlock()
 	addr := m.Addr()
 	if rc := e.h.Register(addr, m.Size(), "", true); rc != 0 {
-		m.MarkUnregistered()
+		memreg.Unmark(m)
 		return codeErr(OpRegister, "", rc)
 	}
 	if e.mems == nil {
@@ -275,7 +274,7 @@ func (e *Engine) UnregisterMemory(m *hostmem.Memory) error {
 		return codeErr(OpUnregister, "", rc)
 	}
 	delete(e.mems, addr)
-	m.MarkUnregistered()
+	memreg.Unmark(m)
 	return nil
 }
 
@@ -301,7 +300,7 @@ func (e *Engine) NotifyPeer(peer string, n Notification) error {
 	return e.notify(0, peer, peer, n)
 }
 
-func (e *Engine) notify(seg SegmentID, peer, label string, n Notification) error {
+func (e *Engine) notify(seg SegmentHandle, peer, label string, n Notification) error {
 	if len(n.Name)+len(n.Message) > NotifyMaxBytes {
 		return argErr(OpNotify, label, fmt.Sprintf("%d bytes of name and message, more than %d", len(n.Name)+len(n.Message), NotifyMaxBytes))
 	}

@@ -8,28 +8,28 @@ import (
 	"github.com/mooncake-go/mooncake-go/internal/codes"
 )
 
-// Code is a transfer-engine error code: upstream's ERR_* values (its
+// ErrorCode is a transfer-engine error code: upstream's ERR_* values (its
 // Status::Code values map to the ERR_* of the same name), plus the few the
 // binding adds (ErrInvalidHandle, ErrInternal, ErrNotSupportedTransport).
-// The constants are generated from internal/codes/codes.tsv. Every Code is
+// The constants are generated from internal/codes/codes.tsv. Every ErrorCode is
 // an error:
 //
 //	if errors.Is(err, transfer.ErrAddressNotRegistered) { ... }
-type Code int32
+type ErrorCode int32
 
-// String returns the code's name ("ERR_BATCH_BUSY"), or "Code(-n)".
-func (c Code) String() string {
+// String returns the code's name ("ERR_BATCH_BUSY"), or "ErrorCode(-n)".
+func (c ErrorCode) String() string {
 	if s := codes.EngineName(int64(c)); s != "" {
 		return s
 	}
-	return "Code(" + strconv.Itoa(int(c)) + ")"
+	return "ErrorCode(" + strconv.Itoa(int(c)) + ")"
 }
 
-// Error makes every Code an error: "ERR_BATCH_BUSY (-4)".
-func (c Code) Error() string { return c.String() + " (" + strconv.Itoa(int(c)) + ")" }
+// Error makes every ErrorCode an error: "ERR_BATCH_BUSY (-4)".
+func (c ErrorCode) Error() string { return c.String() + " (" + strconv.Itoa(int(c)) + ")" }
 
 // Known reports whether c is a code of the table.
-func (c Code) Known() bool { return codes.EngineName(int64(c)) != "" }
+func (c ErrorCode) Known() bool { return codes.EngineName(int64(c)) != "" }
 
 // Sentinel errors of the Go layer (wrapped in *Error).
 var (
@@ -75,7 +75,7 @@ const (
 type Error struct {
 	Op   Op
 	Peer string // the segment involved, when there is one
-	Code Code
+	Code ErrorCode
 	Err  error
 }
 
@@ -104,9 +104,9 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is reports whether target is this error's Code.
+// Is reports whether target is this error's ErrorCode.
 func (e *Error) Is(target error) bool {
-	c, ok := target.(Code)
+	c, ok := target.(ErrorCode)
 	return ok && e.Code != 0 && c == e.Code
 }
 
@@ -114,7 +114,7 @@ func codeErr(op Op, peer string, rc int32) error {
 	if rc == 0 {
 		return nil
 	}
-	return &Error{Op: op, Peer: peer, Code: Code(rc)}
+	return &Error{Op: op, Peer: peer, Code: ErrorCode(rc)}
 }
 
 func argErr(op Op, peer string, why string) error {

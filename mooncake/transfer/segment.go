@@ -5,16 +5,16 @@ import (
 	"strings"
 )
 
-// SegmentID names an open segment in a Request. It is a validated handle:
+// SegmentHandle names an open segment in a Request. It is a validated handle:
 // one that was closed, or belongs to another engine, is refused with
 // ErrInvalidHandle.
-type SegmentID uint64
+type SegmentHandle uint64
 
 // Segment is another engine's registered memory (or this engine's own,
 // opened by its own name), the target of requests.
 type Segment struct {
 	e    *Engine
-	id   SegmentID
+	id   SegmentHandle
 	name string
 }
 
@@ -22,7 +22,7 @@ type Segment struct {
 // process, the form Request.Remote takes.
 type Buffer struct {
 	Addr uint64
-	Len  uint64
+	Size uint64
 }
 
 // OpenSegment opens the segment of the engine named name (its
@@ -42,11 +42,11 @@ func (e *Engine) OpenSegment(name string) (*Segment, error) {
 	if rc != 0 {
 		return nil, codeErr(OpOpenSegment, name, rc)
 	}
-	return &Segment{e: e, id: SegmentID(id), name: strings.TrimLeft(name, "/")}, nil
+	return &Segment{e: e, id: SegmentHandle(id), name: strings.TrimLeft(name, "/")}, nil
 }
 
-// ID is the handle requests name the segment by.
-func (s *Segment) ID() SegmentID { return s.id }
+// Handle is what requests name the segment by (Request.Segment).
+func (s *Segment) Handle() SegmentHandle { return s.id }
 
 // Name is the segment's name.
 func (s *Segment) Name() string { return s.name }
@@ -82,7 +82,7 @@ func (s *Segment) buffers(dst []Buffer, refresh bool) ([]Buffer, error) {
 		}
 		if total <= len(addrs) {
 			for i := 0; i < total; i++ {
-				dst = append(dst, Buffer{Addr: addrs[i], Len: lens[i]})
+				dst = append(dst, Buffer{Addr: addrs[i], Size: lens[i]})
 			}
 			return dst, nil
 		}

@@ -9,12 +9,13 @@ import (
 	"unsafe"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi/ctransfer"
+	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 	"github.com/mooncake-go/mooncake-go/mooncake/transfer/transfertest"
 )
 
 func TestConformance(t *testing.T) {
-	t.Logf("backend %s", transfer.Backend())
+	t.Logf("backend %s", mooncake.Backend().Name)
 	transfertest.RunConformance(t, transfertest.NewEnv)
 }
 
@@ -26,10 +27,10 @@ func TestLayout(t *testing.T) {
 		t.Skip("built without cgo: no C structs to compare with")
 	}
 	var r transfer.Request
-	var ts transfer.TaskStatus
+	var ts transfer.RequestStatus
 	var s transfer.Summary
 	for name, got := range map[string]uintptr{
-		"request": unsafe.Sizeof(r), "request.opcode": unsafe.Offsetof(r.Op), "request.segment": unsafe.Offsetof(r.Segment),
+		"request": unsafe.Sizeof(r), "request.opcode": unsafe.Offsetof(r.Dir), "request.segment": unsafe.Offsetof(r.Segment),
 		"request.local": unsafe.Offsetof(r.Local), "request.remote": unsafe.Offsetof(r.Remote), "request.length": unsafe.Offsetof(r.Length),
 		"task": unsafe.Sizeof(ts), "task.state": unsafe.Offsetof(ts.State), "task.bytes": unsafe.Offsetof(ts.Bytes),
 		"summary": unsafe.Sizeof(s), "summary.state": unsafe.Offsetof(s.State), "summary.in_flight": unsafe.Offsetof(s.InFlight),
@@ -47,7 +48,7 @@ func TestCodes(t *testing.T) {
 	if transfer.ErrBatchBusy.String() != "ERR_BATCH_BUSY" || transfer.ErrInvalidHandle.String() != "ERR_INVALID_HANDLE" {
 		t.Error("code names")
 	}
-	if transfer.Code(-4242).Known() || transfer.Code(-4242).String() != "Code(-4242)" {
+	if transfer.ErrorCode(-4242).Known() || transfer.ErrorCode(-4242).String() != "Code(-4242)" {
 		t.Error("unknown code")
 	}
 	err := error(&transfer.Error{Op: transfer.OpSubmit, Peer: "p", Code: transfer.ErrBatchBusy})
@@ -62,7 +63,7 @@ func TestCodes(t *testing.T) {
 // TestEmbeddedRules pins choices of the embedded engine where upstream
 // differs or cannot be asked from one process.
 func TestEmbeddedRules(t *testing.T) {
-	if transfer.Backend() != "embedded" {
+	if mooncake.Backend().Name != "embedded" {
 		t.Skip("rules of the embedded engine")
 	}
 	env := transfertest.NewEnv(t)
@@ -85,7 +86,7 @@ func TestEmbeddedRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = none.Transfer(context.Background(), []transfer.Request{{Op: transfer.Write, Segment: seg.ID(), Local: m.Addr(), Remote: uint64(m.Addr()) + 2048, Length: 16}})
+	_, err = none.Transfer(context.Background(), []transfer.Request{{Dir: transfer.Write, Segment: seg.Handle(), Local: m.Addr(), Remote: uint64(m.Addr()) + 2048, Length: 16}})
 	if !errors.Is(err, transfer.ErrNotSupportedTransport) {
 		t.Errorf("no transport: %v", err)
 	}
@@ -103,7 +104,7 @@ func BenchmarkTransfer(b *testing.B) {
 	}
 	for _, size := range []uint64{4096, 64 << 10} {
 		b.Run(byteName(size), func(b *testing.B) {
-			reqs := []transfer.Request{{Op: transfer.Write, Segment: seg.ID(), Local: mx.Addr(), Remote: uint64(my.Addr()), Length: size}}
+			reqs := []transfer.Request{{Dir: transfer.Write, Segment: seg.Handle(), Local: mx.Addr(), Remote: uint64(my.Addr()), Length: size}}
 			ctx := context.Background()
 			b.SetBytes(int64(size))
 			b.ReportAllocs()
@@ -140,7 +141,7 @@ func BenchmarkLarge(b *testing.B) {
 	for r := range batches {
 		for i := 0; i < n; i++ {
 			off := uint64((r*n + i) * block)
-			batches[r] = append(batches[r], transfer.Request{Op: transfer.Write, Segment: seg.ID(),
+			batches[r] = append(batches[r], transfer.Request{Dir: transfer.Write, Segment: seg.Handle(),
 				Local: mx.Addr() + uintptr(off), Remote: uint64(my.Addr()) + off, Length: block})
 		}
 	}

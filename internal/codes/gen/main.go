@@ -50,7 +50,7 @@ type goTarget struct {
 
 var goTargets = []goTarget{
 	{path: "mooncake/codes_gen.go", pkg: "mooncake", space: "store", typeName: "ErrorCode", prefix: "Err", zeroName: "CodeOK"},
-	{path: "mooncake/transfer/codes_gen.go", pkg: "transfer", space: "engine", typeName: "Code", prefix: "Err"},
+	{path: "mooncake/transfer/codes_gen.go", pkg: "transfer", space: "engine", typeName: "ErrorCode", prefix: "Err"},
 }
 
 const (

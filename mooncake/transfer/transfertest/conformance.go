@@ -46,7 +46,7 @@ func must(t testing.TB, err error, what string) {
 	}
 }
 
-func isCode(t testing.TB, err error, code transfer.Code, what string) {
+func isCode(t testing.TB, err error, code transfer.ErrorCode, what string) {
 	t.Helper()
 	if !errors.Is(err, code) {
 		t.Errorf("%s: got %v, want %v", what, err, code)
@@ -76,8 +76,8 @@ func newPair(t *testing.T, env *Env, size int) *pair {
 	return p
 }
 
-func (p *pair) req(op transfer.Opcode, localOff, remoteOff int, n uint64) transfer.Request {
-	return transfer.Request{Op: op, Segment: p.seg.ID(), Local: p.ma.Addr() + uintptr(localOff),
+func (p *pair) req(op transfer.Direction, localOff, remoteOff int, n uint64) transfer.Request {
+	return transfer.Request{Dir: op, Segment: p.seg.Handle(), Local: p.ma.Addr() + uintptr(localOff),
 		Remote: uint64(p.mb.Addr()) + uint64(remoteOff), Length: n}
 }
 
@@ -106,7 +106,7 @@ func testLifecycle(t *testing.T, env *Env) {
 	must(t, e.Close(), "close")
 	must(t, e.Close(), "close again")
 	calls := map[string]error{
-		"register": e.Register(0x1000, 10),
+		"register": e.RegisterBuffer(0x1000, 10),
 		"open":     func() error { _, err := e.OpenSegment("x"); return err }(),
 		"batch":    func() error { _, err := e.NewBatch(1); return err }(),
 		"notify":   e.NotifyPeer("x", transfer.Notification{Name: "n"}),
@@ -143,19 +143,19 @@ func testRegistration(t *testing.T, env *Env) {
 	e := env.Open(t)
 	m := Memory(t, nil, 1<<20)
 	a := m.Addr()
-	isCode(t, e.Register(a, 0), transfer.ErrInvalidArgument, "zero length")
-	must(t, e.Register(a, 4096), "register")
-	isCode(t, e.Register(a, 4096), transfer.ErrAddressOverlapped, "registered twice")
-	isCode(t, e.Register(a+100, 10), transfer.ErrAddressOverlapped, "inside a region")
-	isCode(t, e.Unregister(a+1), transfer.ErrAddressNotRegistered, "not a region start")
-	must(t, e.Unregister(a), "unregister")
+	isCode(t, e.RegisterBuffer(a, 0), transfer.ErrInvalidArgument, "zero length")
+	must(t, e.RegisterBuffer(a, 4096), "register")
+	isCode(t, e.RegisterBuffer(a, 4096), transfer.ErrAddressOverlapped, "registered twice")
+	isCode(t, e.RegisterBuffer(a+100, 10), transfer.ErrAddressOverlapped, "inside a region")
+	isCode(t, e.UnregisterBuffer(a+1), transfer.ErrAddressNotRegistered, "not a region start")
+	must(t, e.UnregisterBuffer(a), "unregister")
 	// Batches are all or nothing.
-	isCode(t, e.RegisterBatch([]uintptr{a, a + 8192, a + 8192 + 100}, []uint64{4096, 4096, 4096}), transfer.ErrAddressOverlapped, "overlapping batch")
-	isCode(t, e.Unregister(a), transfer.ErrAddressNotRegistered, "nothing of a refused batch stays")
-	must(t, e.RegisterBatch([]uintptr{a, a + 8192}, []uint64{4096, 4096}), "register batch")
-	isCode(t, e.UnregisterBatch([]uintptr{a, a + 1}), transfer.ErrAddressNotRegistered, "unregister batch with a bad address")
-	must(t, e.UnregisterBatch([]uintptr{a, a + 8192}), "unregister batch")
-	isCode(t, e.RegisterBatch([]uintptr{a}, nil), transfer.ErrInvalidArgument, "addresses without sizes")
+	isCode(t, e.RegisterBuffers([]uintptr{a, a + 8192, a + 8192 + 100}, []uint64{4096, 4096, 4096}), transfer.ErrAddressOverlapped, "overlapping batch")
+	isCode(t, e.UnregisterBuffer(a), transfer.ErrAddressNotRegistered, "nothing of a refused batch stays")
+	must(t, e.RegisterBuffers([]uintptr{a, a + 8192}, []uint64{4096, 4096}), "register batch")
+	isCode(t, e.UnregisterBuffers([]uintptr{a, a + 1}), transfer.ErrAddressNotRegistered, "unregister batch with a bad address")
+	must(t, e.UnregisterBuffers([]uintptr{a, a + 8192}), "unregister batch")
+	isCode(t, e.RegisterBuffers([]uintptr{a}, nil), transfer.ErrInvalidArgument, "addresses without sizes")
 	// Registered memory cannot be freed under the engine.
 	own, err := hostmem.Alloc(1<<16, hostmem.Options{})
 	must(t, err, "alloc")
@@ -172,8 +172,8 @@ func testRegistration(t *testing.T, env *Env) {
 func testSegments(t *testing.T, env *Env) {
 	a, b := env.Open(t), env.Open(t)
 	m := Memory(t, nil, 1<<20)
-	must(t, b.Register(m.Addr()+65536, 1000), "register")
-	must(t, b.Register(m.Addr(), 2000), "register")
+	must(t, b.RegisterBuffer(m.Addr()+65536, 1000), "register")
+	must(t, b.RegisterBuffer(m.Addr(), 2000), "register")
 	_, err := a.OpenSegment("")
 	isCode(t, err, transfer.ErrInvalidArgument, "empty name")
 	_, err = a.OpenSegment("127.0.0.1:1")
@@ -185,15 +185,15 @@ func testSegments(t *testing.T, env *Env) {
 	}
 	bufs, err := seg.Buffers(nil)
 	must(t, err, "buffers")
-	want := []transfer.Buffer{{Addr: uint64(m.Addr()) + 65536, Len: 1000}, {Addr: uint64(m.Addr()), Len: 2000}}
+	want := []transfer.Buffer{{Addr: uint64(m.Addr()) + 65536, Size: 1000}, {Addr: uint64(m.Addr()), Size: 2000}}
 	if !hasBuffers(bufs, want) {
 		t.Errorf("buffers %v, want %v (in registration order)", bufs, want)
 	}
 	// A snapshot until refreshed.
-	must(t, b.Register(m.Addr()+131072, 3000), "register a third")
+	must(t, b.RegisterBuffer(m.Addr()+131072, 3000), "register a third")
 	bufs, err = seg.Refresh(bufs[:0])
 	must(t, err, "refresh")
-	if !hasBuffers(bufs, append(want, transfer.Buffer{Addr: uint64(m.Addr()) + 131072, Len: 3000})) {
+	if !hasBuffers(bufs, append(want, transfer.Buffer{Addr: uint64(m.Addr()) + 131072, Size: 3000})) {
 		t.Errorf("after refresh: %v", bufs)
 	}
 	// An engine opens its own segment by its own name.
@@ -204,7 +204,7 @@ func testSegments(t *testing.T, env *Env) {
 	must(t, seg.Close(), "close")
 	isCode(t, seg.Close(), transfer.ErrInvalidHandle, "closed twice")
 	ma := Memory(t, a, 4096)
-	_, err = a.Transfer(ctx(t), []transfer.Request{{Op: transfer.Write, Segment: seg.ID(), Local: ma.Addr(), Remote: uint64(m.Addr()), Length: 10}})
+	_, err = a.Transfer(ctx(t), []transfer.Request{{Dir: transfer.Write, Segment: seg.Handle(), Local: ma.Addr(), Remote: uint64(m.Addr()), Length: 10}})
 	isCode(t, err, transfer.ErrInvalidHandle, "a closed segment in a request")
 }
 
@@ -281,16 +281,16 @@ func testSubmitRefusals(t *testing.T, env *Env) {
 	for _, c := range []struct {
 		name string
 		r    transfer.Request
-		code transfer.Code
+		code transfer.ErrorCode
 	}{
-		{"opcode", transfer.Request{Op: 9, Segment: ok.Segment, Local: ok.Local, Remote: ok.Remote, Length: 100}, transfer.ErrInvalidArgument},
-		{"zero length", transfer.Request{Op: transfer.Write, Segment: ok.Segment, Local: ok.Local, Remote: ok.Remote}, transfer.ErrInvalidArgument},
-		{"null local", transfer.Request{Op: transfer.Write, Segment: ok.Segment, Remote: ok.Remote, Length: 1}, transfer.ErrInvalidArgument},
-		{"no segment", transfer.Request{Op: transfer.Write, Local: ok.Local, Remote: ok.Remote, Length: 1}, transfer.ErrInvalidArgument},
-		{"local wraps", transfer.Request{Op: transfer.Write, Segment: ok.Segment, Local: ^uintptr(0) - 10, Remote: ok.Remote, Length: 100}, transfer.ErrInvalidArgument},
-		{"remote wraps", transfer.Request{Op: transfer.Write, Segment: ok.Segment, Local: ok.Local, Remote: ^uint64(0) - 10, Length: 100}, transfer.ErrInvalidArgument},
-		{"foreign segment id", transfer.Request{Op: transfer.Write, Segment: ok.Segment + 1, Local: ok.Local, Remote: ok.Remote, Length: 100}, transfer.ErrInvalidHandle},
-		{"local not registered", transfer.Request{Op: transfer.Write, Segment: ok.Segment, Local: unreg.Addr(), Remote: ok.Remote, Length: 100}, transfer.ErrAddressNotRegistered},
+		{"opcode", transfer.Request{Dir: 9, Segment: ok.Segment, Local: ok.Local, Remote: ok.Remote, Length: 100}, transfer.ErrInvalidArgument},
+		{"zero length", transfer.Request{Dir: transfer.Write, Segment: ok.Segment, Local: ok.Local, Remote: ok.Remote}, transfer.ErrInvalidArgument},
+		{"null local", transfer.Request{Dir: transfer.Write, Segment: ok.Segment, Remote: ok.Remote, Length: 1}, transfer.ErrInvalidArgument},
+		{"no segment", transfer.Request{Dir: transfer.Write, Local: ok.Local, Remote: ok.Remote, Length: 1}, transfer.ErrInvalidArgument},
+		{"local wraps", transfer.Request{Dir: transfer.Write, Segment: ok.Segment, Local: ^uintptr(0) - 10, Remote: ok.Remote, Length: 100}, transfer.ErrInvalidArgument},
+		{"remote wraps", transfer.Request{Dir: transfer.Write, Segment: ok.Segment, Local: ok.Local, Remote: ^uint64(0) - 10, Length: 100}, transfer.ErrInvalidArgument},
+		{"foreign segment id", transfer.Request{Dir: transfer.Write, Segment: ok.Segment + 1, Local: ok.Local, Remote: ok.Remote, Length: 100}, transfer.ErrInvalidHandle},
+		{"local not registered", transfer.Request{Dir: transfer.Write, Segment: ok.Segment, Local: unreg.Addr(), Remote: ok.Remote, Length: 100}, transfer.ErrAddressNotRegistered},
 		{"local past its region", p.req(transfer.Write, 1<<20-50, 0, 100), transfer.ErrAddressNotRegistered},
 	} {
 		isCode(t, b.Submit([]transfer.Request{ok, c.r}), c.code, c.name)
@@ -329,7 +329,7 @@ func testRemoteOutsidePeerMemoryFails(t *testing.T, env *Env) {
 	if !errors.Is(err, transfer.ErrTaskFailed) {
 		t.Fatalf("wait: %v, want ErrTaskFailed", err)
 	}
-	st := make([]transfer.TaskStatus, 3)
+	st := make([]transfer.RequestStatus, 3)
 	sum, err = b.Status(st)
 	must(t, err, "status")
 	if sum.State != transfer.Failed || st[0].State != transfer.Completed || st[0].Bytes != 4096 ||
@@ -495,7 +495,7 @@ func testCloseDuringTransfers(t *testing.T, env *Env) {
 			defer wg.Done()
 			<-start
 			for i := 0; i < 50; i++ {
-				_, err := a.Transfer(context.Background(), []transfer.Request{{Op: transfer.Write, Segment: seg.ID(),
+				_, err := a.Transfer(context.Background(), []transfer.Request{{Dir: transfer.Write, Segment: seg.Handle(),
 					Local: ma.Addr() + uintptr(w<<20), Remote: uint64(mb.Addr()) + uint64(w<<20), Length: 1 << 20}})
 				if errors.Is(err, transfer.ErrClosed) {
 					return

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 )
@@ -38,7 +39,7 @@ var runID = fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff)
 // the embedded engine, or the live metadata server in a native build.
 func NewEnv(t testing.TB) *Env {
 	t.Helper()
-	if transfer.Backend() == "native" {
+	if mooncake.Backend().Name == "native" {
 		meta := os.Getenv("MCGO_TEST_METADATA")
 		if meta == "" {
 			t.Fatalf("native engine: set MCGO_TEST_METADATA (make test-native starts a loopback cluster and sets it)")
