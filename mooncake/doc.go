@@ -3,6 +3,37 @@
 // and zero-copy put/get, batch and multi-buffer I/O, existence, size and
 // removal, with Mooncake's error codes kept in typed errors.
 //
+// # One call per job
+//
+// One key is a string; many keys are a *hostmem.Keys (packed once, crossing
+// into C as they are). Copying calls take any Go memory; zero-copy calls
+// take registered host memory as a hostmem.Span (one object) or a
+// hostmem.Buffers list (a batch, one buffer or a CSR list of buffers per
+// key).
+//
+//	job                                       call
+//	----------------------------------------  ------------------------------------------
+//	open, close, health                       Open, OpenOnEngine, OpenDummy, Close, HealthCheck
+//	store a Go value (write-once / replace)   Put / Upsert
+//	one object from several Go slices         PutParts / UpsertParts
+//	many Go values in one call                PutBatch / UpsertBatch
+//	read a copy                               Get, AppendGet (into a reused slice)
+//	register memory for zero-copy             RegisterMemory (hostmem), RegisterBuffer (your own mapping)
+//	zero-copy, one object                     PutFrom / UpsertFrom / GetInto (a Span)
+//	zero-copy, a batch (pages, layer-first)   BatchPutFrom / BatchUpsertFrom / BatchGetInto (Keys, Buffers)
+//	byte ranges of objects                    GetIntoRanges, StartGetSession, StartPutSession
+//	existence, size                           IsExist, BatchIsExist, GetSize
+//	removal                                   Remove, BatchRemove, RemoveByRegex, RemoveAll
+//	placement of puts                         WithReplicateConfig (a view of the store)
+//	replicas, copy and move tasks             GetReplicaDesc, BatchGetReplicaDesc, BatchReplicaClear, CreateCopyTask, CreateMoveTask, WaitTask
+//	segments mounted while running            AllocateAndMountSegment, MountSegment, UnmountSegments
+//	counters                                  Stats (package mooncakeprom exports them)
+//	which backend, what it honours            Backend
+//	Python shapes: uintptr, []string          Raw
+//
+// docs/python-api.md maps every method of upstream's Python client to its
+// Go counterpart.
+//
 // # Backends
 //
 // The default build links an embedded, in-process engine with Mooncake's
@@ -13,12 +44,13 @@
 //
 // Built with -tags mooncake_native, the same API runs over upstream
 // Mooncake's client (RDMA or TCP) through libmcgo_native; see the README
-// (make native). Backend reports which one is linked. Native calls block
-// on RPCs and on upstream's transfer threads; the native build yields the
-// goroutine (runtime.Gosched) after each that no other call overlapped,
+// (make native). Backend reports which one is linked. Native store calls
+// block on RPCs and on upstream's transfer threads; a call that no other
+// call overlapped yields the goroutine (runtime.Gosched) when it returns,
 // which keeps the runtime's sysmon from retaking the P of a goroutine that
-// loops over calls; concurrent callers do not yield, so they do not queue
-// for a P again between calls (docs/benchmarks.md measures both).
+// loops over calls, and calls that overlap do not yield, so concurrent
+// callers do not queue for a P again between calls (docs/benchmarks.md
+// measures both).
 //
 // # Quick start
 //
@@ -45,10 +77,7 @@
 //		Sizes:   []uint64{4096, 4096, 4096},
 //		Offsets: []uint64{0, 3},
 //	}
-//	res, err := st.BatchPutFromBuffers(keys, bufs, nil)
-//	if err == nil {
-//		err = mooncake.BatchKeysError(mooncake.OpBatchPutFromMultiBuffers, keys, res)
-//	}
+//	res, err := st.BatchPutFrom(keys, bufs, nil)
 //
 // Configuration can also come from the JSON file and MOONCAKE_* variables
 // operators already use (ConfigFromEnv, LoadConfigFile).
@@ -56,52 +85,32 @@
 // # Batch calls
 //
 // Every batch method makes exactly one cgo call. It takes an optional
-// results slice and returns one entry per key: results[:n] when cap(results)
-// is large enough (no allocation), else a new slice. An entry >= 0 is
-// success (0 for puts, the bytes read for gets, 1 or 0 for BatchIsExist); an
-// entry < 0 is Mooncake's ErrorCode for that key (turn it into an error with
-// ResultError, or all of them with BatchResultError or BatchKeysError).
-// The returned error is non-nil only when the call as a whole was refused:
-// closed store, or arguments that do not fit together (slice lengths, CSR
-// offsets); then the returned slice is nil.
+// results slice and returns one entry per key: results[:n] when
+// cap(results) is large enough (no allocation), else a new slice. An entry
+// >= 0 is success (0 for puts, the bytes read for gets, 1 or 0 for
+// BatchIsExist); an entry < 0 is Mooncake's ErrorCode for that key.
 //
-// Keys come as strings (packed into reused scratch for the crossing) or
-// already packed (hostmem.Keys, the form the C ABI takes, for the typed
-// calls). Buffers come as parallel address and size slices (the uintptr
-// calls) or as a hostmem.Buffers list (the typed calls), whose addresses
-// must lie in registered memory that stays mapped during the call.
-//
-// # Beyond puts and gets
-//
-// The rest of upstream's Python client, one file each: ranges of objects
-// (GetIntoRanges, and the transfer sessions StartGetSession and
-// StartPutSession, whose range calls ask the master nothing), replicas
-// (GetReplicaDesc, BatchReplicaClear), copy and move tasks (CreateCopyTask,
-// CreateMoveTask, WaitTask), segments mounted while the store runs
-// (AllocateAndMountSegment, MountSegment, UnmountSegments), per-operation
-// counters (Stats; package mooncakeprom exports them to Prometheus), the
-// dict form of the Python setup (ConfigFromSetupDict), and dummy clients
-// (OpenDummy, AllocFromMemPool: a thin client of upstream's standalone
-// real client, sharing its segment and connections through shared memory).
-// docs/python-api.md maps every Python method to its Go counterpart.
+// When any key failed, the error is a *BatchError: the results are filled
+// all the same, and the error names each failed key with the call's Op and
+// its code, so errors.Is(err, ErrObjectNotFound) tells whether any key was
+// missing and errors.As finds the keys. When the call was refused as a
+// whole (closed store, arguments that do not fit together: slice lengths,
+// CSR offsets, a key longer than MaxKeyLen), the error is an *Error and the
+// results are nil. A batch in which nothing failed allocates nothing.
 //
 // # Errors
 //
-// Every method returns *Error, whose Code is Mooncake's ErrorCode:
+// Every method returns *Error (or *BatchError), whose Code is Mooncake's
+// ErrorCode:
 //
 //	if errors.Is(err, mooncake.ErrObjectNotFound) { ... }
-//
-// Batch methods return one int64 per key (>= 0 success, < 0 the key's
-// ErrorCode) in a caller-supplied slice, so a steady stream of batches does
-// not allocate; ResultError and BatchResultError turn entries into errors.
 //
 // # Memory
 //
 // Zero-copy calls take addresses of registered memory, never Go heap
 // memory. Package hostmem maps page-aligned memory outside the Go heap,
 // optionally on huge pages and locked; RegisterMemory registers it and
-// keeps it from being freed until UnregisterMemory or Close. The typed
-// calls (PutSpan, GetIntoSpan, BatchPutFromBuffers, ...) check spans
-// against their memory before the call; the uintptr calls are the low
-// level.
+// keeps it from being freed until UnregisterMemory or Close. Spans are
+// checked against their memory before the call. Raw takes bare uintptr
+// addresses that nothing checks: the low level.
 package mooncake

@@ -52,10 +52,10 @@ func Example() {
 	// mooncake: get "nobody-wrote-this": OBJECT_NOT_FOUND (-704)
 }
 
-// A layer-first KV page is one buffer per layer. BatchPutFromMultiBuffers
-// stores each page as one object (the concatenation of its buffers) in one
-// call; BatchGetIntoMultiBuffers scatters it back.
-func ExampleStore_BatchPutFromMultiBuffers() {
+// A layer-first KV page is one buffer per layer. BatchPutFrom with a CSR
+// buffer list stores each page as one object (the concatenation of its
+// buffers) in one call; BatchGetInto scatters it back.
+func ExampleStore_BatchPutFrom() {
 	st, err := mooncake.Open(exampleConfig("multi"))
 	if err != nil {
 		log.Fatal(err)
@@ -67,7 +67,7 @@ func ExampleStore_BatchPutFromMultiBuffers() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer mem.Free()
+	defer mem.Free() // after st.Close, which ends the registration
 	if err := st.RegisterMemory(mem); err != nil {
 		log.Fatal(err)
 	}
@@ -76,29 +76,27 @@ func ExampleStore_BatchPutFromMultiBuffers() {
 		b[i] = byte(i / bufSize) // each (layer, page) buffer has its own value
 	}
 
-	// CSR form: page p owns addrs[offsets[p]:offsets[p+1]].
-	keys := []string{"page-0", "page-1"}
-	var addrs, dsts []uintptr
-	var sizes []uint64
-	offsets := []uint64{0}
+	// CSR form: page p owns Addrs[Offsets[p]:Offsets[p+1]]. Layer l of
+	// page p lives at (l*pages+p)*bufSize: a page is not contiguous.
+	keys := hostmem.PackKeys("page-0", "page-1")
+	src := hostmem.Buffers{Offsets: []uint64{0}}
+	dst := hostmem.Buffers{Offsets: []uint64{0}}
 	for p := 0; p < pages; p++ {
 		for l := 0; l < layers; l++ {
 			off := uintptr((l*pages + p) * bufSize)
-			addrs = append(addrs, mem.Addr()+off)
-			dsts = append(dsts, mem.Addr()+uintptr(layers*pages*bufSize)+off)
-			sizes = append(sizes, bufSize)
+			src.Addrs = append(src.Addrs, mem.Addr()+off)
+			dst.Addrs = append(dst.Addrs, mem.Addr()+uintptr(layers*pages*bufSize)+off)
+			src.Sizes = append(src.Sizes, bufSize)
 		}
-		offsets = append(offsets, uint64(len(addrs)))
+		src.Offsets = append(src.Offsets, uint64(len(src.Addrs)))
 	}
-	results := make([]int64, len(keys)) // reused: no allocation per call
-	results, err = st.Raw().BatchPutFromMultiBuffers(keys, addrs, sizes, offsets, results)
-	if err == nil {
-		err = mooncake.BatchResultError(mooncake.OpBatchPutFromMultiBuffers, keys, results)
+	dst.Sizes, dst.Offsets = src.Sizes, src.Offsets
+
+	results := make([]int64, keys.Len()) // reused: no allocation per call
+	if _, err := st.BatchPutFrom(keys, src, results); err != nil {
+		log.Fatal(err) // a *mooncake.BatchError names any key that failed
 	}
-	if err != nil {
-		log.Fatal(err)
-	}
-	results, err = st.Raw().BatchGetIntoMultiBuffers(keys, dsts, sizes, offsets, results)
+	results, err = st.BatchGetInto(keys, dst, results)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -110,11 +108,48 @@ func ExampleStore_BatchPutFromMultiBuffers() {
 	// page-1 starts with layer values: 1 3 5 7
 }
 
-// The typed calls take spans of host memory and packed keys: a span is
-// checked against its memory before the call, packed keys cross into C
-// without a string per key, and registered memory cannot be freed under
+// A batch in which some keys failed returns every key's result and a
+// *BatchError naming the keys that failed, with their codes.
+func ExampleBatchError() {
+	st, err := mooncake.Open(exampleConfig("batcherr"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	mem, err := hostmem.Alloc(1<<16, hostmem.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mem.Free()
+	if err := st.RegisterMemory(mem); err != nil {
+		log.Fatal(err)
+	}
+	page, _ := mem.Span(0, 4096)
+	if err := st.PutFrom("present", page); err != nil {
+		log.Fatal(err)
+	}
+
+	a := mem.Addr() + 4096
+	res, err := st.BatchGetInto(hostmem.PackKeys("present", "absent"),
+		hostmem.Buffers{Addrs: []uintptr{a, a + 4096}, Sizes: []uint64{4096, 4096}}, nil)
+	fmt.Println("results:", res)
+	fmt.Println("not found:", errors.Is(err, mooncake.ErrObjectNotFound))
+	var be *mooncake.BatchError
+	if errors.As(err, &be) {
+		for _, f := range be.Failed {
+			fmt.Printf("%s %q: %v\n", f.Op, f.Key, f.Code)
+		}
+	}
+	// Output:
+	// results: [4096 -704]
+	// not found: true
+	// batch_get_into "absent": OBJECT_NOT_FOUND
+}
+
+// The single zero-copy calls take spans of host memory, checked against
+// their memory before the call; registered memory cannot be freed under
 // the store.
-func ExampleStore_BatchPutFromBuffers() {
+func ExampleStore_PutFrom() {
 	st, err := mooncake.Open(exampleConfig("typed"))
 	if err != nil {
 		log.Fatal(err)
@@ -132,27 +167,56 @@ func ExampleStore_BatchPutFromBuffers() {
 	if err := st.PutFrom("one", page); err != nil {
 		log.Fatal(err)
 	}
-
-	keys := hostmem.PackKeys("a", "b")
-	a := mem.Addr()
-	bufs := hostmem.Buffers{Addrs: []uintptr{a, a + 100, a + 200}, Sizes: []uint64{100, 100, 50}, Offsets: []uint64{0, 2, 3}}
-	res, err := st.BatchPutFrom(keys, bufs, nil)
-	if err == nil {
-		err = mooncake.BatchKeysError(mooncake.OpBatchPutFromMultiBuffers, keys, res)
-	}
+	back, _ := mem.Span(4096, 4096)
+	n, err := st.GetInto("one", back)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("exists:", must(st.BatchIsExist(keys, nil)))
+	fmt.Printf("%d bytes: %s\n", n, back.Bytes()[:11])
+	fmt.Println("exists:", must(st.BatchIsExist(hostmem.PackKeys("one", "two"), nil)))
 	fmt.Println("free while registered:", errors.Is(mem.Free(), hostmem.ErrRegistered))
 	if err := st.UnregisterMemory(mem); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("free after unregister:", mem.Free())
 	// Output:
-	// exists: [1 1]
+	// 4096 bytes: hello, page
+	// exists: [1 0]
 	// free while registered: true
 	// free after unregister: <nil>
+}
+
+// Raw takes upstream's Python shapes, []string keys and uintptr addresses,
+// for porting code written against upstream's client and for memory no
+// hostmem.Memory describes. Nothing checks the addresses.
+func ExampleStore_Raw() {
+	st, err := mooncake.Open(exampleConfig("raw"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	mem, err := hostmem.Alloc(1<<16, hostmem.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mem.Free()
+	if err := st.RegisterMemory(mem); err != nil {
+		log.Fatal(err)
+	}
+	a := mem.Addr()
+	copy(mem.Bytes(), "abcdefgh")
+	raw := st.Raw()
+	// batch_put_from(keys, ptrs, sizes), as in Python.
+	if _, err := raw.BatchPutFrom([]string{"x", "y"}, []uintptr{a, a + 4}, []uint64{4, 4}, nil); err != nil {
+		log.Fatal(err)
+	}
+	n, err := raw.GetInto("y", a+4096, 4096)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(n, string(mem.Bytes()[4096:4096+n]))
+	// Output:
+	// 4 efgh
 }
 
 func must(v []int64, err error) []int64 {

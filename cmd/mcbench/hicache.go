@@ -265,15 +265,15 @@ func (t *timedStore) UnregisterBuffer(addr uintptr) error { return t.st.Unregist
 
 func (t *timedStore) RemoveAll(force bool) (int64, error) { return t.st.RemoveAll(force) }
 
-func (t *timedStore) BatchIsExistKeys(keys *hostmem.Keys, res []int64) ([]int64, error) {
+func (t *timedStore) BatchIsExist(keys *hostmem.Keys, res []int64) ([]int64, error) {
 	return t.timed(func() ([]int64, error) { return t.st.BatchIsExist(keys, res) })
 }
 
-func (t *timedStore) BatchPutFromBuffers(keys *hostmem.Keys, bufs hostmem.Buffers, res []int64) ([]int64, error) {
+func (t *timedStore) BatchPutFrom(keys *hostmem.Keys, bufs hostmem.Buffers, res []int64) ([]int64, error) {
 	return t.timed(func() ([]int64, error) { return t.st.BatchPutFrom(keys, bufs, res) })
 }
 
-func (t *timedStore) BatchGetIntoBuffers(keys *hostmem.Keys, bufs hostmem.Buffers, res []int64) ([]int64, error) {
+func (t *timedStore) BatchGetInto(keys *hostmem.Keys, bufs hostmem.Buffers, res []int64) ([]int64, error) {
 	return t.timed(func() ([]int64, error) { return t.st.BatchGetInto(keys, bufs, res) })
 }
 

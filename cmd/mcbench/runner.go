@@ -363,9 +363,11 @@ func (cr *caseRun) get(r *kvRig, keys []string, want [][]byte, rec *recorder) er
 }
 
 // countFailed counts keys whose result is not want (want < 0: any
-// non-negative result is fine, otherwise exactly want).
+// non-negative result is fine, otherwise exactly want). A call that failed
+// as a whole (no results) failed every key; one whose keys failed returns
+// their codes in res beside its *mooncake.BatchError.
 func countFailed(res []int64, err error, n int, want int64) int {
-	if err != nil {
+	if res == nil && err != nil {
 		return n
 	}
 	f := 0

@@ -153,15 +153,25 @@ func run(args []string) error {
 		dst = append(dst, mem.Addr()+uintptr(singleBytes+i*o.objSize))
 		sizes = append(sizes, uint64(o.objSize))
 	}
+	// Each batch packs its keys into one reused hostmem.Keys: they cross
+	// into C as they are, with no string per key.
+	var batchKeys hostmem.Keys
+	pack := func(keys []string) *hostmem.Keys {
+		batchKeys.Reset()
+		for _, k := range keys {
+			batchKeys.Append(k)
+		}
+		return &batchKeys
+	}
 	putD, err := batched(o.batch, len(keys), func(lo, hi int, res []int64) ([]int64, error) {
-		return st.Raw().BatchPutFrom(keys[lo:hi], src[lo:hi], sizes[lo:hi], res)
-	}, mooncake.OpBatchPutFrom, keys)
+		return st.BatchPutFrom(pack(keys[lo:hi]), hostmem.Buffers{Addrs: src[lo:hi], Sizes: sizes[lo:hi]}, res)
+	})
 	if err != nil {
 		return err
 	}
 	getD, err := batched(o.batch, len(keys), func(lo, hi int, res []int64) ([]int64, error) {
-		return st.Raw().BatchGetInto(keys[lo:hi], dst[lo:hi], sizes[lo:hi], res)
-	}, mooncake.OpBatchGetInto, keys)
+		return st.BatchGetInto(pack(keys[lo:hi]), hostmem.Buffers{Addrs: dst[lo:hi], Sizes: sizes[lo:hi]}, res)
+	})
 	if err != nil {
 		return err
 	}
@@ -187,25 +197,26 @@ func run(args []string) error {
 		}
 		poffs = append(poffs, uint64(len(psrc)))
 	}
-	csr := func(lo, hi int) ([]uintptr, []uintptr, []uint64, []uint64) {
+	// The buffer lists of pages [lo, hi) in CSR form: page i owns
+	// addrs[offs[i]:offs[i+1]], its layers in order.
+	offs := make([]uint64, 0, o.batch+1)
+	csr := func(addrs []uintptr, lo, hi int) hostmem.Buffers {
 		a, b := poffs[lo], poffs[hi]
-		offs := make([]uint64, hi-lo+1)
-		for i := range offs {
-			offs[i] = poffs[lo+i] - a
+		offs = offs[:0]
+		for i := lo; i <= hi; i++ {
+			offs = append(offs, poffs[i]-a)
 		}
-		return psrc[a:b], pdst[a:b], psizes[a:b], offs
+		return hostmem.Buffers{Addrs: addrs[a:b], Sizes: psizes[a:b], Offsets: offs}
 	}
 	putD, err = batched(o.batch, len(pkeys), func(lo, hi int, res []int64) ([]int64, error) {
-		s, _, z, offs := csr(lo, hi)
-		return st.Raw().BatchPutFromMultiBuffers(pkeys[lo:hi], s, z, offs, res)
-	}, mooncake.OpBatchPutFromMultiBuffers, pkeys)
+		return st.BatchPutFrom(pack(pkeys[lo:hi]), csr(psrc, lo, hi), res)
+	})
 	if err != nil {
 		return err
 	}
 	getD, err = batched(o.batch, len(pkeys), func(lo, hi int, res []int64) ([]int64, error) {
-		_, d, z, offs := csr(lo, hi)
-		return st.Raw().BatchGetIntoMultiBuffers(pkeys[lo:hi], d, z, offs, res)
-	}, mooncake.OpBatchGetIntoMultiBuffers, pkeys)
+		return st.BatchGetInto(pack(pkeys[lo:hi]), csr(pdst, lo, hi), res)
+	})
 	if err != nil {
 		return err
 	}
@@ -264,19 +275,16 @@ func printStats(s mooncake.Stats) {
 	}
 }
 
-// batched runs call over [0, n) in chunks of size batch and checks every
-// per-key result.
-func batched(batch, n int, call func(lo, hi int, res []int64) ([]int64, error), op mooncake.Op, keys []string) (time.Duration, error) {
+// batched runs call over [0, n) in chunks of size batch; a key that
+// failed fails it (the batch call's *mooncake.BatchError names it).
+func batched(batch, n int, call func(lo, hi int, res []int64) ([]int64, error)) (time.Duration, error) {
 	res := make([]int64, batch)
 	var d time.Duration
 	for lo := 0; lo < n; lo += batch {
 		hi := min(lo+batch, n)
 		t0 := time.Now()
-		r, err := call(lo, hi, res)
+		_, err := call(lo, hi, res)
 		d += time.Since(t0)
-		if err == nil {
-			err = mooncake.BatchResultError(op, keys[lo:hi], r)
-		}
 		if err != nil {
 			return 0, err
 		}

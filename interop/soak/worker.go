@@ -68,6 +68,7 @@ type Worker struct {
 	model     map[string]*entry
 	singles   []string
 	published []string
+	keys      hostmem.Keys // the batch being sent (pack)
 	batches   [Groups][]string
 	multis    [Groups][]string
 	scratch   []byte
@@ -180,6 +181,11 @@ func (w *Worker) count(op string, keys int) {
 
 func (w *Worker) fail(op string, err error) {
 	w.stats.Errors[op+": "+code(err)]++
+}
+
+// failCode counts one key of a batch that failed with code r.
+func (w *Worker) failCode(op string, r int64) {
+	w.stats.Errors[op+": "+mooncake.ErrorCode(r).Error()]++
 }
 
 // found checks a read of key that returned b (nil and notFound: no such
@@ -312,17 +318,17 @@ func (w *Worker) exist(r *rand.Rand) {
 	defer w.mu.Unlock()
 	keys := w.batches[r.Intn(Groups)]
 	w.count("batch_is_exist", len(keys))
-	res, err := w.St.BatchIsExist(hostmem.PackKeys(keys...), w.res)
-	w.res = res
-	if err != nil {
+	res, err := w.St.BatchIsExist(w.pack(keys), w.res)
+	if res == nil {
 		w.fail("batch_is_exist", err)
 		return
 	}
+	w.res = res
 	for i, k := range keys {
 		ver, certain := w.model[k].certain()
 		switch {
 		case res[i] < 0:
-			w.fail("batch_is_exist", mooncake.ResultError(mooncake.OpBatchIsExist, k, res[i]))
+			w.failCode("batch_is_exist", res[i])
 		case certain && (res[i] == 1) != (ver != 0):
 			w.stats.lost("batch_is_exist %q: %d, the model has version %d", k, res[i], ver)
 		}
@@ -355,23 +361,23 @@ func (w *Worker) batch(g int) {
 		op, call = "batch_put_from", w.St.BatchPutFrom
 	}
 	w.count(op, len(keys))
-	res, err := call(keys, w.addrs, w.sizes, w.res)
-	w.res = res
-	w.settle(op, keys, vers[:], res, err)
-	if err != nil {
+	packed := w.pack(keys)
+	res, err := call(packed, hostmem.Buffers{Addrs: w.addrs, Sizes: w.sizes}, w.res)
+	if !w.settle(op, keys, vers[:], res, err) {
 		return
 	}
+	w.res = res
 	clear(mem[batchBytes : 2*batchBytes])
 	for i := range keys {
 		w.addrs[i] = dst + uintptr(i*BatchValue)
 	}
 	w.count("batch_get_into", len(keys))
-	res, err = w.St.Raw().BatchGetInto(keys, w.addrs, w.sizes, w.res)
-	w.res = res
-	if err != nil {
+	res, err = w.St.BatchGetInto(packed, hostmem.Buffers{Addrs: w.addrs, Sizes: w.sizes}, w.res)
+	if res == nil {
 		w.fail("batch_get_into", err)
 		return
 	}
+	w.res = res // keys that failed are judged one by one below
 	for i, k := range keys {
 		w.readResult("batch_get_into", k, res[i], mem[batchBytes+i*BatchValue:batchBytes+(i+1)*BatchValue])
 	}
@@ -405,28 +411,28 @@ func (w *Worker) multi(g int) {
 		}
 		w.offs = append(w.offs, uint64(len(w.addrs)))
 	}
-	op, call := "batch_upsert_from_multi_buffers", w.St.BatchUpsertFromMultiBuffers
+	op, call := "batch_upsert_from_multi_buffers", w.St.BatchUpsertFrom
 	if absent {
-		op, call = "batch_put_from_multi_buffers", w.St.BatchPutFromMultiBuffers
+		op, call = "batch_put_from_multi_buffers", w.St.BatchPutFrom
 	}
 	w.count(op, len(keys))
-	res, err := call(keys, w.addrs, w.sizes, w.offs, w.res)
-	w.res = res
-	w.settle(op, keys, vers[:], res, err)
-	if err != nil {
+	packed := w.pack(keys)
+	res, err := call(packed, hostmem.Buffers{Addrs: w.addrs, Sizes: w.sizes, Offsets: w.offs}, w.res)
+	if !w.settle(op, keys, vers[:], res, err) {
 		return
 	}
+	w.res = res
 	clear(mem[dst : dst+multiBytes])
 	for i := range w.addrs {
 		w.addrs[i] += uintptr(multiBytes)
 	}
 	w.count("batch_get_into_multi_buffers", len(keys))
-	res, err = w.St.Raw().BatchGetIntoMultiBuffers(keys, w.addrs, w.sizes, w.offs, w.res)
-	w.res = res
-	if err != nil {
+	res, err = w.St.BatchGetInto(packed, hostmem.Buffers{Addrs: w.addrs, Sizes: w.sizes, Offsets: w.offs}, w.res)
+	if res == nil {
 		w.fail("batch_get_into_multi_buffers", err)
 		return
 	}
+	w.res = res // keys that failed are judged one by one below
 	for i, k := range keys {
 		for b := 0; b < MultiBufs; b++ {
 			off := dst + (b*MultiKeys+i)*MultiBuf
@@ -436,22 +442,33 @@ func (w *Worker) multi(g int) {
 	}
 }
 
-// settle records a batch write's outcome per key.
-func (w *Worker) settle(op string, keys []string, vers []uint32, res []int64, err error) {
+// settle records a batch write's outcome per key, and reports whether the
+// call crossed (false: it failed as a whole, every key with it).
+func (w *Worker) settle(op string, keys []string, vers []uint32, res []int64, err error) bool {
 	for i, k := range keys {
 		switch {
-		case err != nil:
+		case res == nil:
 			w.model[k].failed(vers[i])
 		case res[i] >= 0:
 			w.model[k].acked(vers[i])
 		default:
 			w.model[k].failed(vers[i])
-			w.fail(op, mooncake.ResultError(mooncake.Op(op), k, res[i]))
+			w.failCode(op, res[i])
 		}
 	}
-	if err != nil {
+	if res == nil {
 		w.fail(op, err)
 	}
+	return res != nil
+}
+
+// pack packs keys into the worker's reused key list for one batch call.
+func (w *Worker) pack(keys []string) *hostmem.Keys {
+	w.keys.Reset()
+	for _, k := range keys {
+		w.keys.Append(k)
+	}
+	return &w.keys
 }
 
 // readResult checks one key of a batch read: n is its result, b its bytes.
@@ -462,7 +479,7 @@ func (w *Worker) readResult(op, key string, n int64, b []byte) {
 	case n == int64(mooncake.ErrObjectNotFound):
 		w.found(op, key, nil, true)
 	case n < 0:
-		w.fail(op, mooncake.ResultError(mooncake.Op(op), key, n))
+		w.failCode(op, n)
 	default:
 		w.stats.corrupt("%s %q: %d bytes read into %d", op, key, n, len(b))
 	}

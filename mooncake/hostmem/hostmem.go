@@ -20,7 +20,7 @@
 //	defer mem.Free()
 //	if err := st.RegisterMemory(mem); err != nil { ... } // st is a *mooncake.Store
 //	page, _ := mem.Span(0, 4096)
-//	err = st.PutSpan("key", page)
+//	err = st.PutFrom("key", page)
 package hostmem
 
 import (
