@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 	"unsafe"
@@ -147,7 +148,7 @@ func (e *Engine) initBatch(b *Batch, capacity int) error {
 	if capacity < 0 || capacity > MaxBatch {
 		return argErr(OpAllocBatch, "", fmt.Sprintf("capacity %d is outside 0..%d", capacity, MaxBatch))
 	}
-	if !e.gate.Enter() {
+	if !e.enter() {
 		return closedErr(OpAllocBatch)
 	}
 	id, rc := e.h.BatchAlloc(uint32(capacity))
@@ -160,9 +161,37 @@ func (e *Engine) initBatch(b *Batch, capacity int) error {
 }
 
 // Capacity is how many requests the batch takes in all; Len how many it
-// has.
-func (b *Batch) Capacity() int { return b.capacity }
-func (b *Batch) Len() int      { return b.tasks }
+// has (0 for a nil Batch).
+func (b *Batch) Capacity() int {
+	if b == nil {
+		return 0
+	}
+	return b.capacity
+}
+
+func (b *Batch) Len() int {
+	if b == nil {
+		return 0
+	}
+	return b.tasks
+}
+
+// enter admits a call on the batch's engine: a batch freed is refused with
+// ErrBatchFreed, a nil or zero Batch (not made by NewBatch) with
+// ErrInvalidHandle, one of a closed engine with ErrClosed.
+func (b *Batch) enter(op Op) error {
+	switch {
+	case b == nil || b.e == nil:
+		return &Error{Op: op, Code: ErrInvalidHandle, Err: errNoBatch}
+	case b.freed:
+		return &Error{Op: op, Err: ErrBatchFreed}
+	case !b.e.enter():
+		return closedErr(op)
+	}
+	return nil
+}
+
+var errNoBatch = errors.New("nil or zero Batch: not made by NewBatch")
 
 // Submit adds reqs to the batch and starts them; it returns at once (Wait
 // for them). Requests that cannot be right are refused before anything is
@@ -195,8 +224,8 @@ func (b *Batch) SubmitNotify(reqs []Request, n Notification) error {
 }
 
 func (b *Batch) submit(reqs []Request, notifyName, notifyMsg string) error {
-	if b.freed {
-		return &Error{Op: OpSubmit, Err: ErrBatchFreed}
+	if b == nil || b.e == nil || b.freed {
+		return b.enter(OpSubmit) // the refusal
 	}
 	if len(reqs) == 0 {
 		return nil
@@ -210,8 +239,8 @@ func (b *Batch) submit(reqs []Request, notifyName, notifyMsg string) error {
 			return &Error{Op: OpSubmit, Code: ErrInvalidArgument, Err: fmt.Errorf("request %d: %s", i, err)}
 		}
 	}
-	if !b.e.gate.Enter() {
-		return closedErr(OpSubmit)
+	if err := b.enter(OpSubmit); err != nil {
+		return err
 	}
 	rc := b.e.h.BatchSubmit(b.id, cabi.SlicePtr(reqs), len(reqs), notifyName, notifyMsg)
 	b.e.gate.Leave()
@@ -250,11 +279,8 @@ func checkRequest(r *Request) error {
 // notification.
 func (b *Batch) Status(tasks []RequestStatus) (Summary, error) {
 	var sum Summary
-	if b.freed {
-		return sum, &Error{Op: OpStatus, Err: ErrBatchFreed}
-	}
-	if !b.e.gate.Enter() {
-		return sum, closedErr(OpStatus)
+	if err := b.enter(OpStatus); err != nil {
+		return sum, err
 	}
 	rc := b.e.h.BatchStatus(b.id, cabi.SlicePtr(tasks), len(tasks), unsafe.Pointer(&sum))
 	b.e.gate.Leave()
@@ -348,11 +374,8 @@ func waitErr(sum Summary, ctxErr error) error {
 // while a task is in flight. Freeing twice is an error wrapping
 // ErrBatchFreed.
 func (b *Batch) Free() error {
-	if b.freed {
-		return &Error{Op: OpFreeBatch, Err: ErrBatchFreed}
-	}
-	if !b.e.gate.Enter() {
-		return closedErr(OpFreeBatch)
+	if err := b.enter(OpFreeBatch); err != nil {
+		return err
 	}
 	rc := b.e.h.BatchFree(b.id)
 	b.e.gate.Leave()
@@ -379,6 +402,9 @@ func (e *Engine) TransferNotify(ctx context.Context, reqs []Request, n Notificat
 }
 
 func (e *Engine) transfer(ctx context.Context, reqs []Request, n Notification) (Summary, error) {
+	if e == nil || !e.opened {
+		return Summary{}, closedErr(OpSubmit)
+	}
 	if len(reqs) == 0 {
 		return Summary{State: Completed}, nil
 	}

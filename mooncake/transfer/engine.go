@@ -43,10 +43,11 @@ type Config struct {
 // writes. It is safe for concurrent use. Close it when done; calls made
 // after (or racing with) Close return an error wrapping ErrClosed.
 type Engine struct {
-	gate cabi.Gate
-	h    ctransfer.Engine
-	cfg  Config
-	name string
+	opened bool // set by Open: a nil or zero Engine is a closed one
+	gate   cabi.Gate
+	h      ctransfer.Engine
+	cfg    Config
+	name   string
 
 	memMu sync.Mutex
 	mems  map[uintptr]*hostmem.Memory
@@ -92,7 +93,7 @@ func Open(cfg Config) (*Engine, error) {
 		}
 		return nil, e
 	}
-	e := &Engine{h: h, cfg: cfg}
+	e := &Engine{opened: true, h: h, cfg: cfg}
 	e.gate.NoYield = true // the engine's calls are short; Wait has its own schedule
 	name, rc := h.SegmentName()
 	if rc == 0 && protocol != "none" {
@@ -114,6 +115,9 @@ func Open(cfg Config) (*Engine, error) {
 // Close fails, and the engine stays open, while a store runs on the engine
 // (close the store first). Close is idempotent.
 func (e *Engine) Close() error {
+	if e == nil || !e.opened {
+		return nil
+	}
 	return e.gate.TryClose(func() error {
 		if rc := e.h.Destroy(); rc != 0 {
 			return &Error{Op: OpClose, Code: ErrorCode(rc), Err: errors.New("a store still runs on the engine")}
@@ -129,15 +133,33 @@ func (e *Engine) Close() error {
 	})
 }
 
-// SegmentName is the name peers open to reach this engine's memory.
-func (e *Engine) SegmentName() string { return e.name }
+// SegmentName is the name peers open to reach this engine's memory ("" for
+// a nil or zero Engine).
+func (e *Engine) SegmentName() string {
+	if e == nil {
+		return ""
+	}
+	return e.name
+}
 
 // Config returns the configuration the engine was opened with.
-func (e *Engine) Config() Config { return e.cfg }
+func (e *Engine) Config() Config {
+	if e == nil {
+		return Config{}
+	}
+	return e.cfg
+}
+
+// enter admits a call: false, for a closed error, on a nil Engine, a zero
+// one (never opened) and after Close. Every call goes through it, so that
+// no value of the type crashes a caller.
+func (e *Engine) enter() bool {
+	return e != nil && e.opened && e.gate.Enter()
+}
 
 // LocalAddress is the engine's RPC endpoint, "ip:port".
 func (e *Engine) LocalAddress() (string, error) {
-	if !e.gate.Enter() {
+	if !e.enter() {
 		return "", closedErr(OpInfo)
 	}
 	s, rc := e.h.LocalAddress()
@@ -147,7 +169,7 @@ func (e *Engine) LocalAddress() (string, error) {
 
 // RPCPort is the engine's RPC port.
 func (e *Engine) RPCPort() (uint32, error) {
-	if !e.gate.Enter() {
+	if !e.enter() {
 		return 0, closedErr(OpInfo)
 	}
 	p, rc := e.h.RPCPort()
@@ -157,7 +179,7 @@ func (e *Engine) RPCPort() (uint32, error) {
 
 // Topology is the local NIC topology as upstream's JSON ("{}" without NICs).
 func (e *Engine) Topology() (string, error) {
-	if !e.gate.Enter() {
+	if !e.enter() {
 		return "", closedErr(OpInfo)
 	}
 	s, rc := e.h.Topology()
@@ -172,7 +194,7 @@ func (e *Engine) InstallTransport(protocol, deviceNames, nicPriorityMatrix strin
 			return argErr(OpInstallTransport, "", "argument contains NUL")
 		}
 	}
-	if !e.gate.Enter() {
+	if !e.enter() {
 		return closedErr(OpInstallTransport)
 	}
 	rc := e.h.InstallTransport(protocol, deviceNames, nicPriorityMatrix)
@@ -188,7 +210,7 @@ func (e *Engine) InstallTransport(protocol, deviceNames, nicPriorityMatrix strin
 // memory. A null or empty range is refused with ErrInvalidArgument, an
 // overlap with ErrAddressOverlapped.
 func (e *Engine) RegisterBuffer(addr uintptr, size uint64) error {
-	if !e.gate.Enter() {
+	if !e.enter() {
 		return closedErr(OpRegister)
 	}
 	rc := e.h.Register(addr, size, "", true)
@@ -201,7 +223,7 @@ func (e *Engine) RegisterBuffer(addr uintptr, size uint64) error {
 // upstream's TCP transport can still finish a peer's write that was already
 // accepted).
 func (e *Engine) UnregisterBuffer(addr uintptr) error {
-	if !e.gate.Enter() {
+	if !e.enter() {
 		return closedErr(OpUnregister)
 	}
 	rc := e.h.Unregister(addr)
@@ -214,7 +236,7 @@ func (e *Engine) RegisterBuffers(addrs []uintptr, sizes []uint64) error {
 	if len(addrs) != len(sizes) {
 		return argErr(OpRegister, "", fmt.Sprintf("%d addresses and %d sizes", len(addrs), len(sizes)))
 	}
-	if !e.gate.Enter() {
+	if !e.enter() {
 		return closedErr(OpRegister)
 	}
 	rc := e.h.RegisterBatch(addrs, sizes, "")
@@ -225,7 +247,7 @@ func (e *Engine) RegisterBuffers(addrs []uintptr, sizes []uint64) error {
 // UnregisterBuffers unregisters the regions starting at addrs, all or
 // nothing.
 func (e *Engine) UnregisterBuffers(addrs []uintptr) error {
-	if !e.gate.Enter() {
+	if !e.enter() {
 		return closedErr(OpUnregister)
 	}
 	rc := e.h.UnregisterBatch(addrs)
@@ -239,7 +261,7 @@ func (e *Engine) RegisterMemory(m *hostmem.Memory) error {
 	if err := memreg.Mark(m); err != nil {
 		return &Error{Op: OpRegister, Code: ErrInvalidArgument, Err: err}
 	}
-	if !e.gate.Enter() {
+	if !e.enter() {
 		memreg.Unmark(m)
 		return closedErr(OpRegister)
 	}
@@ -260,7 +282,7 @@ func (e *Engine) RegisterMemory(m *hostmem.Memory) error {
 
 // UnregisterMemory unregisters memory registered with RegisterMemory.
 func (e *Engine) UnregisterMemory(m *hostmem.Memory) error {
-	if !e.gate.Enter() {
+	if !e.enter() {
 		return closedErr(OpUnregister)
 	}
 	defer e.gate.Leave()
@@ -304,7 +326,7 @@ func (e *Engine) notify(seg SegmentHandle, peer, label string, n Notification) e
 	if len(n.Name)+len(n.Message) > NotifyMaxBytes {
 		return argErr(OpNotify, label, fmt.Sprintf("%d bytes of name and message, more than %d", len(n.Name)+len(n.Message), NotifyMaxBytes))
 	}
-	if !e.gate.Enter() {
+	if !e.enter() {
 		return closedErr(OpNotify)
 	}
 	rc := e.h.NotifySend(uint64(seg), peer, n.Name, n.Message)
@@ -318,7 +340,7 @@ const NotifyMaxBytes = 128 << 10
 // Notifications appends every notification received so far (oldest first)
 // to dst and returns it; each is returned once.
 func (e *Engine) Notifications(dst []Notification) ([]Notification, error) {
-	if !e.gate.Enter() {
+	if !e.enter() {
 		return dst, closedErr(OpNotifications)
 	}
 	defer e.gate.Leave()
@@ -354,7 +376,7 @@ func (e *Engine) Notifications(dst []Notification) ([]Notification, error) {
 func init() {
 	ctransfer.EngineOf = func(x any) (ctransfer.Engine, func(), bool) {
 		e, ok := x.(*Engine)
-		if !ok || e == nil || !e.gate.Enter() {
+		if !ok || !e.enter() {
 			return ctransfer.Engine{}, nil, false
 		}
 		return e.h, e.gate.Leave, true

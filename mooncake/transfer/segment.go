@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -34,7 +35,7 @@ func (e *Engine) OpenSegment(name string) (*Segment, error) {
 	if strings.IndexByte(name, 0) >= 0 {
 		return nil, argErr(OpOpenSegment, name, "segment name contains NUL")
 	}
-	if !e.gate.Enter() {
+	if !e.enter() {
 		return nil, closedErr(OpOpenSegment)
 	}
 	id, rc := e.h.OpenSegment(name)
@@ -45,16 +46,42 @@ func (e *Engine) OpenSegment(name string) (*Segment, error) {
 	return &Segment{e: e, id: SegmentHandle(id), name: strings.TrimLeft(name, "/")}, nil
 }
 
-// Handle is what requests name the segment by (Request.Segment).
-func (s *Segment) Handle() SegmentHandle { return s.id }
+// Handle is what requests name the segment by (Request.Segment); 0, which
+// no request takes, for a nil or zero Segment.
+func (s *Segment) Handle() SegmentHandle {
+	if s == nil {
+		return 0
+	}
+	return s.id
+}
 
 // Name is the segment's name.
-func (s *Segment) Name() string { return s.name }
+func (s *Segment) Name() string {
+	if s == nil {
+		return ""
+	}
+	return s.name
+}
 
-// Close invalidates the segment's ID.
+// enter admits a call on the segment's engine: a nil or zero Segment (not
+// made by OpenSegment) is refused with ErrInvalidHandle, a segment of a
+// closed engine with ErrClosed.
+func (s *Segment) enter(op Op) error {
+	if s == nil || s.e == nil {
+		return &Error{Op: op, Code: ErrInvalidHandle, Err: errNoSegment}
+	}
+	if !s.e.enter() {
+		return closedErr(op)
+	}
+	return nil
+}
+
+var errNoSegment = errors.New("nil or zero Segment: not opened by OpenSegment")
+
+// Close invalidates the segment's handle.
 func (s *Segment) Close() error {
-	if !s.e.gate.Enter() {
-		return closedErr(OpCloseSegment)
+	if err := s.enter(OpCloseSegment); err != nil {
+		return err
 	}
 	rc := s.e.h.CloseSegment(uint64(s.id))
 	s.e.gate.Leave()
@@ -70,8 +97,8 @@ func (s *Segment) Buffers(dst []Buffer) ([]Buffer, error) { return s.buffers(dst
 func (s *Segment) Refresh(dst []Buffer) ([]Buffer, error) { return s.buffers(dst, true) }
 
 func (s *Segment) buffers(dst []Buffer, refresh bool) ([]Buffer, error) {
-	if !s.e.gate.Enter() {
-		return dst, closedErr(OpSegmentBuffers)
+	if err := s.enter(OpSegmentBuffers); err != nil {
+		return dst, err
 	}
 	defer s.e.gate.Leave()
 	addrs, lens := make([]uint64, 16), make([]uint64, 16)
@@ -91,4 +118,9 @@ func (s *Segment) buffers(dst []Buffer, refresh bool) ([]Buffer, error) {
 	}
 }
 
-func (s *Segment) String() string { return fmt.Sprintf("segment %q (%#x)", s.name, uint64(s.id)) }
+func (s *Segment) String() string {
+	if s == nil {
+		return "segment <nil>"
+	}
+	return fmt.Sprintf("segment %q (%#x)", s.name, uint64(s.id))
+}
