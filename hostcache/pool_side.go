@@ -20,7 +20,7 @@ type DSAIndexerConfig struct {
 // [n_pages, L, 1, page_stride] with n_pages = (S+P+1)/P. Page meta (one
 // entry of L*page_stride bytes per page) only for page_first(_direct).
 func NewDSAIndexerPool(anchor Pool, cfg DSAIndexerConfig) (*HostPool, error) {
-	if anchor == nil {
+	if isNilPool(anchor) {
 		return nil, &ConfigError{What: "dsa_indexer", Field: "anchor", Reason: "nil anchor pool"}
 	}
 	layout, P, S, pn := anchor.Layout(), anchor.PageSize(), anchor.Size(), anchor.PageNum()

@@ -2,6 +2,7 @@ package hostmem
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -38,11 +39,16 @@ func (b Buffers) Group(i int) ([]uintptr, []uint64) {
 	return b.Addrs[lo:hi], b.Sizes[lo:hi]
 }
 
-// ObjectSize returns the byte size of key i's object (the sum of its sizes).
+// ObjectSize returns the byte size of key i's object (the sum of its
+// sizes), or math.MaxUint64 when the sum does not fit in 64 bits (no such
+// object can exist, and no store takes it).
 func (b Buffers) ObjectSize(i int) uint64 {
 	_, s := b.Group(i)
 	var n uint64
 	for _, x := range s {
+		if n+x < n {
+			return math.MaxUint64
+		}
 		n += x
 	}
 	return n
@@ -53,6 +59,9 @@ func (b Buffers) ObjectSize(i int) uint64 {
 // at the number of buffers; without, one buffer per key. Every batch call
 // of this module checks its buffers with it before crossing into C.
 func (b Buffers) Validate(n int) error {
+	if n < 0 {
+		return shapeErr("buffers", "%d keys: want a count >= 0", n)
+	}
 	if len(b.Addrs) != len(b.Sizes) {
 		return shapeErr("buffers", "%d addresses and %d sizes: want equal counts", len(b.Addrs), len(b.Sizes))
 	}
