@@ -141,18 +141,28 @@ func TestStoreFailures(t *testing.T) {
 		require.NoError(t, f.be.RegisterPool(f.mha(hc.PageFirst)))
 		return f
 	}
-	t.Run("put error code fails only that page", func(t *testing.T) {
-		f := setup(t)
-		f.store.Intercept = func(op ht.Op, k []string, r []int64) ([]int64, error) {
-			if op == ht.OpPut {
-				r[3] = codes.StoreNoAvailableHandle // V of page 1
+	// A key that fails comes back as its store reports it: its results
+	// entry, with an error beside the full results (the *BatchError of
+	// *mooncake.Store). That fails the key's page, not the call; so does
+	// a store that reports the entry alone.
+	for name, keyErr := range map[string]error{
+		"with the store's error": fmt.Errorf("1 of 6 keys failed: %w", &ht.CodeError{Op: ht.OpPut, Code: codes.StoreNoAvailableHandle}),
+		"without an error":       nil,
+	} {
+		t.Run("put error code fails only that page, "+name, func(t *testing.T) {
+			f := setup(t)
+			f.store.Intercept = func(op ht.Op, k []string, r []int64) ([]int64, error) {
+				if op == ht.OpPut {
+					r[3] = codes.StoreNoAvailableHandle // V of page 1
+					return r, keyErr
+				}
+				return r, nil
 			}
-			return r, nil
-		}
-		res, err := f.be.BatchSetV1(keys, rows(0, 1, 2), nil)
-		require.NoError(t, err)
-		assert.Equal(t, []bool{true, false, true}, res)
-	})
+			res, err := f.be.BatchSetV1(keys, rows(0, 1, 2), nil)
+			require.NoError(t, err)
+			assert.Equal(t, []bool{true, false, true}, res)
+		})
+	}
 	for _, op := range []ht.Op{ht.OpExist, ht.OpPut, ht.OpGet} {
 		t.Run("short result from "+string(op), func(t *testing.T) {
 			f := setup(t)
@@ -192,6 +202,23 @@ func TestStoreFailures(t *testing.T) {
 		_, err = f.be.BatchExists(keys)
 		assert.ErrorIs(t, err, boom)
 	})
+	t.Run("whole call fails with results beside", func(t *testing.T) {
+		// A store that fails a call as a whole returns no results; one
+		// that returns results reports per key, whatever its error says.
+		f := setup(t)
+		_, err := f.be.BatchSetV1(keys, rows(0, 1, 2), nil)
+		require.NoError(t, err)
+		boom := errors.New("boom")
+		f.store.Intercept = func(o ht.Op, k []string, r []int64) ([]int64, error) {
+			if o == ht.OpGet {
+				return r, boom
+			}
+			return r, nil
+		}
+		res, err := f.be.BatchGetV1(keys, rows(3, 4, 5), nil)
+		require.NoError(t, err, "every key's entry is a success")
+		assert.Equal(t, []bool{true, true, true}, res)
+	})
 	t.Run("get of a missing page and of a short object", func(t *testing.T) {
 		f := setup(t)
 		_, err := f.be.BatchSetV1(keys[:2], rows(0, 1), nil)
@@ -209,6 +236,59 @@ func TestStoreFailures(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []bool{false, true}, res)
 	})
+}
+
+// TestFakeStoreKeyErrors: the fake keeps *mooncake.Store's batch contract:
+// keys that fail come back in full results with an error that names the
+// first of them and its code; nothing failed, no error; a call refused as
+// a whole has no results.
+func TestFakeStoreKeyErrors(t *testing.T) {
+	s := ht.NewFakeStore()
+	mem, err := hostmem.Alloc(1<<16, hostmem.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, mem.Free()) }()
+	base := mem.Addr()
+	require.NoError(t, s.RegisterBuffer(base, 1<<16))
+	one := func(n int) hostmem.Buffers {
+		var b hostmem.Buffers
+		for i := 0; i < n; i++ {
+			b.Addrs = append(b.Addrs, base+uintptr(i*4096))
+			b.Sizes = append(b.Sizes, 4096)
+		}
+		return b
+	}
+	res, err := s.BatchPutFrom(hostmem.PackKeys("a", "b"), one(2), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 0}, res)
+
+	res, err = s.BatchGetInto(hostmem.PackKeys("a", "missing", "b", "gone"), one(4), nil)
+	assert.Equal(t, []int64{4096, codes.StoreObjectNotFound, 4096, codes.StoreObjectNotFound}, res, "full results beside the error")
+	require.Error(t, err, "keys failed")
+	assert.Contains(t, err.Error(), `2 of 4 keys failed; "missing"`)
+	var ce *ht.CodeError
+	require.ErrorAs(t, err, &ce)
+	assert.EqualValues(t, codes.StoreObjectNotFound, ce.Code)
+	assert.Equal(t, ht.OpGet, ce.Op)
+
+	res, err = s.BatchIsExist(hostmem.PackKeys("a", "missing"), nil)
+	require.NoError(t, err, "absent is an answer, not a failure")
+	assert.Equal(t, []int64{1, 0}, res)
+
+	bad := one(1)
+	bad.Sizes[0] = 0
+	res, err = s.BatchPutFrom(hostmem.PackKeys("c"), bad, nil)
+	assert.Equal(t, []int64{codes.StoreInvalidParams}, res)
+	require.ErrorAs(t, err, &ce)
+	assert.EqualValues(t, codes.StoreInvalidParams, ce.Code)
+
+	res, err = s.BatchGetInto(hostmem.PackKeys("a", "b"), one(1), nil)
+	assert.Nil(t, res, "a malformed call is refused as a whole")
+	assert.ErrorIs(t, err, hostmem.ErrShape)
+	require.NoError(t, s.UnregisterBuffer(base))
+	require.NoError(t, s.Close())
+	res, err = s.BatchGetInto(hostmem.PackKeys("a"), one(1), nil)
+	assert.Nil(t, res)
+	assert.ErrorIs(t, err, ht.ErrClosed)
 }
 
 func TestBadIndicesNeverReachTheStore(t *testing.T) {

@@ -103,7 +103,7 @@ func TestTransferEngineInterop(t *testing.T) {
 	require.NoError(t, err, "open the Python engine's segment")
 	bufs, err := seg.Buffers(nil)
 	require.NoError(t, err)
-	require.Contains(t, bufs, transfer.Buffer{Addr: hello.Addr, Len: uint64(hello.Size)}, "Go sees what Python registered")
+	require.Contains(t, bufs, transfer.Buffer{Addr: hello.Addr, Size: uint64(hello.Size)}, "Go sees what Python registered")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const n = 1 << 20

@@ -43,12 +43,20 @@ func newBenchBatch(b *testing.B, mem *hostmem.Memory, prefix string, n, nbuf, bu
 	return bb
 }
 
+// check stops the benchmark unless every key of a batch call succeeded:
+// no error (a *BatchError names the keys that failed) and every result
+// entry in place and not negative.
 func check(b *testing.B, op mooncake.Op, keys []string, res []int64, err error) {
-	if err == nil {
-		err = mooncake.BatchResultError(op, keys, res)
-	}
 	if err != nil {
 		b.Fatal(err)
+	}
+	if len(res) != len(keys) {
+		b.Fatalf("%s: %d results for %d keys", op, len(res), len(keys))
+	}
+	for i, r := range res {
+		if r < 0 {
+			b.Fatalf("%s %q: %v, and no error", op, keys[i], mooncake.ErrorCode(r))
+		}
 	}
 }
 
@@ -84,7 +92,8 @@ func BenchmarkBatch(b *testing.B) {
 				}
 				return st.Raw().BatchGetInto(bb.keys, bb.dsts, bb.sizes, bb.res)
 			}
-			exists := func() ([]int64, error) { return st.BatchIsExist(hostmem.PackKeys(bb.keys...), bb.res) }
+			packed := hostmem.PackKeys(bb.keys...)
+			exists := func() ([]int64, error) { return st.BatchIsExist(packed, bb.res) }
 			putOnce := func() ([]int64, error) { // write-once path: every key exists
 				if multi {
 					return st.Raw().BatchPutFromMultiBuffers(bb.keys, bb.addrs, bb.sizes, bb.offsets, bb.res)
@@ -92,6 +101,8 @@ func BenchmarkBatch(b *testing.B) {
 				return st.Raw().BatchPutFrom(bb.keys, bb.addrs, bb.sizes, bb.res)
 			}
 			res, err := put()
+			check(b, "warm-up", bb.keys, res, err)
+			res, err = get()
 			check(b, "warm-up", bb.keys, res, err)
 			for _, op := range []struct {
 				name  string
@@ -111,7 +122,7 @@ func BenchmarkBatch(b *testing.B) {
 					for i := 0; i < b.N; i++ {
 						res, err := op.call()
 						if err != nil || len(res) != tc.keys || res[0] < 0 {
-							b.Fatal(res[0], err)
+							b.Fatal(res, err)
 						}
 					}
 					b.StopTimer()

@@ -1,10 +1,12 @@
 package mooncake
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -181,15 +183,46 @@ func TestConfigValidate(t *testing.T) {
 		"hostname": func(c *Config) { c.LocalHostname = "" },
 		"metadata": func(c *Config) { c.MetadataServer = "" },
 		// C would cut these at the NUL: "m\x00A" and "m\x00B" would be one cluster.
-		"nul master":   func(c *Config) { c.MasterServerAddress = "m\x00A" },
-		"nul hostname": func(c *Config) { c.LocalHostname = "127.0.0.1:4000\x00junk" },
-		"nul metadata": func(c *Config) { c.MetadataServer = "P2PHANDSHAKE\x00" },
-		"nul device":   func(c *Config) { c.DeviceName = "mlx5_0\x00" },
-		"nul protocol": func(c *Config) { c.Protocol = "tcp\x00" },
+		"nul master":               func(c *Config) { c.MasterServerAddress = "m\x00A" },
+		"nul hostname":             func(c *Config) { c.LocalHostname = "127.0.0.1:4000\x00junk" },
+		"nul metadata":             func(c *Config) { c.MetadataServer = "P2PHANDSHAKE\x00" },
+		"nul device":               func(c *Config) { c.DeviceName = "mlx5_0\x00" },
+		"nul protocol":             func(c *Config) { c.Protocol = "tcp\x00" },
+		"negative connect timeout": func(c *Config) { c.ConnectTimeout = -time.Second },
 	} {
 		c := ok
 		mod(&c)
 		assert.ErrorIs(t, c.Validate(), ErrInvalidConfig, name)
+	}
+}
+
+// ConnectTimeout (which replaced the MasterDialTimeout and
+// MetadataProbeTimeout variables) bounds both of Open's probes: 0 means
+// the default; it is the binding's own setting, in no config file.
+func TestConnectTimeout(t *testing.T) {
+	assert.Equal(t, DefaultConnectTimeout, Config{}.connectTimeout())
+	assert.Equal(t, 2*time.Second, Config{ConnectTimeout: 2 * time.Second}.connectTimeout())
+	ok := DefaultConfig()
+	ok.MasterServerAddress = "m:1"
+	ok.ConnectTimeout = time.Millisecond
+	require.NoError(t, ok.Validate())
+	b, err := json.Marshal(ok)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "timeout", "not part of upstream's configuration")
+	c, err := ParseConfig(b)
+	require.NoError(t, err)
+	assert.Zero(t, c.ConnectTimeout)
+
+	require.NoError(t, DummyConfig{ServerAddress: "127.0.0.1:50052", ConnectTimeout: time.Second}.Validate())
+	for _, d := range []DummyConfig{
+		{ServerAddress: ""},
+		{ServerAddress: "127.0.0.1"},
+		{ServerAddress: ":50052"},
+		{ServerAddress: "127.0.0.1:0"},
+		{ServerAddress: "127.0.0.1:x"},
+		{ServerAddress: "127.0.0.1:50052", ConnectTimeout: -time.Second},
+	} {
+		assert.ErrorIs(t, d.Validate(), ErrInvalidConfig, "%+v", d)
 	}
 }
 
@@ -231,7 +264,7 @@ func TestConfigErrorSentinels(t *testing.T) {
 
 func TestConfigLogFields(t *testing.T) {
 	ok := Config{LocalHostname: "h", MetadataServer: "m", Protocol: "tcp", MasterServerAddress: "a"}
-	for _, l := range append([]string{"", "WARNING", "Error"}, LogLevels...) {
+	for _, l := range append([]string{"", "WARNING", "Error"}, logLevels...) {
 		c := ok
 		c.LogLevel = l
 		if err := c.Validate(); err != nil {

@@ -47,41 +47,78 @@ func TestErrorIs(t *testing.T) {
 	assert.Equal(t, "mooncake: setup: config: protocol: INVALID_PARAMS (-600)", both.Error())
 }
 
-func TestResultErrors(t *testing.T) {
-	assert.NoError(t, ResultError(OpBatchGetInto, "k", 0))
-	assert.NoError(t, ResultError(OpBatchGetInto, "k", 4096))
-	err := ResultError(OpBatchGetInto, "k", -704)
+// TestBatchErrors pins batchError, the one constructor of a batch call's
+// per-key error (every batch call of Store, Raw and the sessions returns
+// it beside the filled results).
+func TestBatchErrors(t *testing.T) {
+	one := func(key string, r int64) error {
+		return batchError(OpBatchGetInto, []int64{r}, func(int) string { return key })
+	}
+	assert.NoError(t, one("k", 0))
+	assert.NoError(t, one("k", 4096))
+	err := one("k", -704)
 	assert.True(t, errors.Is(err, ErrObjectNotFound))
 	assert.ErrorContains(t, err, `"k"`)
-	assert.True(t, errors.Is(ResultError(OpBatchGetInto, "k", -1<<40), ErrInternalError), "out-of-range codes do not wrap around")
+	assert.True(t, errors.Is(one("k", -1<<40), ErrInternalError), "out-of-range codes do not wrap around")
+	assert.True(t, errors.Is(codeErr(OpGetInto, "k", -1<<40), ErrInternalError), "nor in a single call's error")
 
-	assert.NoError(t, BatchResultError(OpBatchPutFrom, []string{"a", "b"}, []int64{0, 0}))
-	okKeys, okRes, packed := []string{"a", "b"}, []int64{0, 5}, hostmem.PackKeys("a", "b")
+	okRes, packed := []int64{0, 5}, hostmem.PackKeys("a", "b")
+	assert.NoError(t, keysError(OpBatchPutFrom, packed, []int64{0, 0}))
 	assert.Zero(t, testing.AllocsPerRun(10, func() {
-		_ = BatchResultError(OpBatchGetInto, okKeys, okRes)
-		_ = BatchKeysError(OpBatchGetInto, packed, okRes)
+		_ = keysError(OpBatchGetInto, packed, okRes)
+		_, _ = batchResult(OpBatchGetInto, packed, 0, okRes)
 	}), "no allocation when every key succeeded")
-	assert.ErrorContains(t, BatchKeysError(OpBatchGetInto, packed, []int64{0, -704}), `"b"`)
-	keys := []string{"a", "b", "c", "d", "e", "f"}
-	err = BatchResultError(OpBatchPutFrom, keys, []int64{0, -200, 0, -600, -600, -600})
+	assert.ErrorContains(t, keysError(OpBatchGetInto, packed, []int64{0, -704}), `"b"`)
+	res, err := batchResult(OpBatchGetInto, packed, 0, []int64{0, -704})
+	assert.Equal(t, []int64{0, -704}, res, "the results come back beside the error")
+	assert.ErrorIs(t, err, ErrObjectNotFound)
+	res, err = batchResult(OpBatchGetInto, packed, int32(ErrRPCFail), []int64{0, 0})
+	assert.Nil(t, res, "a call refused as a whole has no results")
+	var be *BatchError
+	assert.False(t, errors.As(err, &be), "a refusal is no *BatchError: %v", err)
+	assert.ErrorIs(t, err, ErrRPCFail)
+
+	keys := hostmem.PackKeys("a", "b", "c", "d", "e", "f")
+	err = keysError(OpBatchPutFrom, keys, []int64{0, -200, 0, -600, -600, -600})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, ErrNoAvailableHandle))
 	assert.True(t, errors.Is(err, ErrInvalidParams))
 	assert.False(t, errors.Is(err, ErrObjectNotFound))
-	var be *BatchError
 	require.True(t, errors.As(err, &be))
-	assert.Len(t, be.Failed, 4)
-	assert.Equal(t, "b", be.Failed[0].Key)
+	assert.Equal(t, OpBatchPutFrom, be.Op)
+	assert.Equal(t, 6, be.Total)
+	require.Len(t, be.Failed, 4)
+	for i, want := range []struct {
+		key  string
+		code ErrorCode
+	}{{"b", ErrNoAvailableHandle}, {"d", ErrInvalidParams}, {"e", ErrInvalidParams}, {"f", ErrInvalidParams}} {
+		assert.Equal(t, want.key, be.Failed[i].Key)
+		assert.Equal(t, want.code, be.Failed[i].Code)
+		assert.Equal(t, OpBatchPutFrom, be.Failed[i].Op, "each failed key's error names the call")
+	}
+	var me *Error
+	require.True(t, errors.As(err, &me), "errors.As finds the first failed key")
+	assert.Same(t, be.Failed[0], me)
 	assert.Equal(t, `mooncake: batch_put_from: 4 of 6 keys failed; "b": NO_AVAILABLE_HANDLE (-200); "d": INVALID_PARAMS (-600); "e": INVALID_PARAMS (-600); ...`, err.Error())
+	wrapped := fmt.Errorf("layer: %w", err)
+	assert.True(t, errors.Is(wrapped, ErrNoAvailableHandle), "through a wrapping")
+	assert.True(t, errors.As(wrapped, &be))
 }
 
-func TestBatchResultErrorNoAlloc(t *testing.T) {
-	keys := []string{"a", "b"}
+func TestBatchErrorNoAlloc(t *testing.T) {
+	keys := hostmem.PackKeys("a", "b")
 	res := []int64{0, 7}
 	allocs := testing.AllocsPerRun(100, func() {
-		if BatchResultError(OpBatchGetInto, keys, res) != nil {
+		if keysError(OpBatchGetInto, keys, res) != nil {
 			t.Fatal("unexpected error")
 		}
 	})
 	assert.Zero(t, allocs)
+	failed := &BatchError{Op: OpBatchGetInto, Failed: []*Error{{Op: OpBatchGetInto, Key: "a", Code: ErrObjectNotFound}}, Total: 2}
+	allocs = testing.AllocsPerRun(100, func() {
+		if !failed.Is(ErrObjectNotFound) || failed.Is(ErrInvalidParams) {
+			t.Fatal("BatchError.Is")
+		}
+	})
+	assert.Zero(t, allocs, "BatchError.Is does not allocate")
 }

@@ -8,6 +8,9 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The metadata probe of Open: any HTTP answer passes; a server that is down
@@ -51,6 +54,24 @@ func TestProbeHTTP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// probeTCP, the master's and a dummy's real client's probe: an answer
+// passes, a port nothing listens on fails at once with ErrRPCFail naming
+// what was dialled.
+func TestProbeTCP(t *testing.T) {
+	up := listen(t, nil)
+	require.NoError(t, probeTCP(OpOpen, "master", up.Addr().String(), time.Second))
+	down := listen(t, nil)
+	down.Close()
+	t0 := time.Now()
+	err := probeTCP(OpSetupDummy, "real client", down.Addr().String(), 10*time.Second)
+	assert.Less(t, time.Since(t0), 5*time.Second, "refused at once, not after the timeout")
+	assert.ErrorIs(t, err, ErrRPCFail)
+	var me *Error
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, OpSetupDummy, me.Op)
+	assert.Contains(t, err.Error(), "real client")
 }
 
 // listen accepts connections on loopback and hands each to serve.

@@ -38,6 +38,18 @@ func TestLatencyBuckets(t *testing.T) {
 	if got := h.Quantile(1); got != 2*latencyBounds[len(latencyBounds)-1] {
 		t.Errorf("Quantile(1) past every bound = %v", got)
 	}
+	if got := (Histogram{Counts: []uint64{0, 1}, Count: 1}).Quantile(1); got != 0 {
+		t.Errorf("a histogram without bounds: Quantile(1) = %v, want 0", got)
+	}
+	// Every Histogram has its own copy of the bounds.
+	st := newStatsTable()
+	st.single(OpGet, now(), 1, 1)
+	s := st.snapshot()
+	b := s.Op(OpGet).Latency.Bounds
+	b[0] = time.Hour
+	if latencyBounds[0] != time.Microsecond || s.Op(OpPut).Latency.Bounds[0] != time.Microsecond {
+		t.Error("changing one histogram's bounds changed the package's")
+	}
 	for i, op := range statOps {
 		if statSlot(op) != i {
 			t.Errorf("statSlot(%s) = %d, want %d (statOps and the switch differ)", op, statSlot(op), i)

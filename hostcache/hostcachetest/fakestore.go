@@ -36,7 +36,9 @@ const (
 // ErrClosed is returned by every FakeStore call after Close.
 var ErrClosed = errors.New("hostcachetest: store closed")
 
-// CodeError is a failed registration with its Mooncake code.
+// CodeError is a failed registration, or the first failed key of a batch
+// (wrapped in the error the batch returns beside its results), with its
+// Mooncake code.
 type CodeError struct {
 	Op   Op
 	Code int64

@@ -98,16 +98,12 @@ func (w *worker) run(stop <-chan struct{}, fault *atomic.Int64) {
 			faulted := fault.Load() != 0
 			t0 := time.Now()
 			var err error
+			// err is the call's refusal, or the *BatchError of its keys
+			// that failed.
 			if put {
 				res, err = w.st.Raw().BatchPutFrom(keys, addrs, sizes, res)
-				if err == nil {
-					err = mooncake.BatchResultError(mooncake.OpBatchPutFrom, keys, res)
-				}
 			} else {
 				res, err = w.st.Raw().BatchGetInto(keys, dsts, sizes, res)
-				if err == nil {
-					err = mooncake.BatchResultError(mooncake.OpBatchGetInto, keys, res)
-				}
 				if err == nil {
 					for i := range keys {
 						want := bytes.Repeat([]byte{byte(round + i)}, valueSize)

@@ -90,7 +90,8 @@ func metaProbe(t *testing.T, st *mooncake.Store, m *testcluster.Master, meta str
 
 // metaCallBound: the slowest call measured was a get from an unknown peer
 // while the server was paused, 3.0 s (upstream's curl timeout), and Open
-// then, 5.0 s (MetadataProbeTimeout); docs/faults.md.
+// then, 5.0 s (Config.ConnectTimeout, by default DefaultConnectTimeout);
+// docs/faults.md.
 const metaCallBound = 10 * time.Second
 
 // TestMetadataLost: the HTTP metadata server (a second master's, so that it

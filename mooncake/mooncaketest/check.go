@@ -177,6 +177,14 @@ func (c checker) Nil(t testing.TB, v any, msgAndArgs ...any) bool {
 	return true
 }
 
+func (c checker) NotNil(t testing.TB, v any, msgAndArgs ...any) bool {
+	t.Helper()
+	if isNil(v) {
+		return c.fail(t, "should not be nil", msgAndArgs)
+	}
+	return true
+}
+
 func (c checker) Zero(t testing.TB, v any, msgAndArgs ...any) bool {
 	t.Helper()
 	if v != nil && !reflect.ValueOf(v).IsZero() {

@@ -86,7 +86,7 @@ var conformanceTests = []struct {
 	{"DummyOpen", testDummyOpen},
 }
 
-func isCode(t *testing.T, err error, code mooncake.ErrorCode, msgAndArgs ...any) {
+func isCode(t testing.TB, err error, code mooncake.ErrorCode, msgAndArgs ...any) {
 	t.Helper()
 	require.Error(t, err, msgAndArgs...)
 	assert.Truef(t, errors.Is(err, code), "want %v, got %v %s", code, err, fmt.Sprint(msgAndArgs...))
@@ -134,6 +134,9 @@ func testClosedStore(t *testing.T, c *Cluster) {
 	keys := []string{k}
 	addrs := []uintptr{mem.Addr()}
 	sizes := []uint64{16}
+	span, err := mem.Span(0, 16)
+	require.NoError(t, err)
+	bufs := hostmem.Buffers{Addrs: addrs, Sizes: sizes}
 	calls := map[string]func() error{
 		"HealthCheck": st.HealthCheck,
 		"Hostname":    func() error { _, err := st.Hostname(); return err },
@@ -176,7 +179,36 @@ func testClosedStore(t *testing.T, c *Cluster) {
 			_, err := st.Raw().BatchGetIntoMultiBuffers(keys, addrs, sizes, []uint64{0, 1}, nil)
 			return err
 		},
-		"BatchIsExist": func() error { _, err := st.BatchIsExist(hostmem.PackKeys(keys...), nil); return err },
+		"BatchIsExist":    func() error { _, err := st.BatchIsExist(hostmem.PackKeys(keys...), nil); return err },
+		"TypedPutFrom":    func() error { return st.PutFrom(k, span) },
+		"TypedUpsertFrom": func() error { return st.UpsertFrom(k, span) },
+		"TypedGetInto":    func() error { _, err := st.GetInto(k, span); return err },
+		"TypedBatchPutFrom": func() error {
+			_, err := st.BatchPutFrom(hostmem.PackKeys(keys...), bufs, nil)
+			return err
+		},
+		"TypedBatchUpsertFrom": func() error {
+			_, err := st.BatchUpsertFrom(hostmem.PackKeys(keys...), bufs, nil)
+			return err
+		},
+		"TypedBatchGetInto": func() error {
+			_, err := st.BatchGetInto(hostmem.PackKeys(keys...), bufs, nil)
+			return err
+		},
+		"BatchGetReplicaDesc": func() error {
+			_, _, err := st.BatchGetReplicaDesc(hostmem.PackKeys(keys...), nil)
+			return err
+		},
+		"BatchReplicaClear": func() error { _, err := st.BatchReplicaClear(hostmem.PackKeys(keys...), "", nil); return err },
+		"PutBatch":          func() error { return st.PutBatch(hostmem.PackKeys(keys...), [][]byte{[]byte("x")}) },
+		"StartGetSession": func() error {
+			_, _, err := st.StartGetSession(hostmem.PackKeys(keys...), nil)
+			return err
+		},
+		"StartPutSession": func() error {
+			_, _, err := st.StartPutSession(hostmem.PackKeys(keys...), sizes, nil)
+			return err
+		},
 	}
 	for name, call := range calls {
 		err := call()
@@ -307,10 +339,9 @@ func testBadKeysAndValues(t *testing.T, c *Cluster) {
 	// An empty key is refused, never stored.
 	require.Error(t, st.Put("", []byte("x")))
 	require.Error(t, st.Raw().PutFrom("", mem.Addr(), 8))
-	res, err := st.Raw().BatchPutFrom([]string{"", Key(t, "ok")}, []uintptr{mem.Addr(), mem.Addr()}, []uint64{8, 8}, nil)
-	if err == nil {
-		assert.Less(t, res[0], int64(0), "empty key in a batch")
-	}
+	keys := []string{"", Key(t, "ok")}
+	res, err := st.Raw().BatchPutFrom(keys, []uintptr{mem.Addr(), mem.Addr()}, []uint64{8, 8}, nil)
+	checkFailed(t, mooncake.OpBatchPutFrom, keys, res, err, []int{0}, "empty key in a batch")
 }
 
 func testRegistration(t *testing.T, c *Cluster) {
@@ -396,8 +427,7 @@ func testBatchSingle(t *testing.T, c *Cluster) {
 		evenK, evenA, evenS = append(evenK, keys[i]), append(evenA, addrs[i]), append(evenS, sizes[i])
 	}
 	res, err := st.Raw().BatchPutFrom(evenK, evenA, evenS, nil)
-	require.NoError(t, err)
-	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFrom, evenK, res))
+	checkFailed(t, mooncake.OpBatchPutFrom, evenK, res, err, nil)
 
 	scratch := make([]int64, 0, n)
 	ex, err := st.BatchIsExist(hostmem.PackKeys(keys...), scratch)
@@ -409,47 +439,48 @@ func testBatchSingle(t *testing.T, c *Cluster) {
 	}
 
 	res, err = st.Raw().BatchGetInto(keys, dsts, sizes, nil)
-	require.NoError(t, err)
-	berr := mooncake.BatchResultError(mooncake.OpBatchGetInto, keys, res)
-	require.Error(t, berr)
-	assert.True(t, errors.Is(berr, mooncake.ErrObjectNotFound))
-	var be *mooncake.BatchError
-	require.ErrorAs(t, berr, &be)
-	assert.Len(t, be.Failed, n/2)
+	var odd []int
+	for i := 1; i < n; i += 2 {
+		odd = append(odd, i)
+	}
+	be := checkFailed(t, mooncake.OpBatchGetInto, keys, res, err, odd, "the odd keys are missing")
+	assert.True(t, errors.Is(err, mooncake.ErrObjectNotFound))
+	assert.False(t, errors.Is(err, mooncake.ErrInvalidParams), "no key failed with another code")
+	require.Len(t, be.Failed, n/2)
 	for i, r := range res {
 		if i%2 == 0 {
 			require.EqualValuesf(t, size, r, "get %d", i)
 			require.True(t, bytes.Equal(b[i*size:(i+1)*size], b[(n+i)*size:(n+i+1)*size]), "bytes of key %d", i)
 		} else {
 			require.EqualValuesf(t, mooncake.ErrObjectNotFound, r, "get %d", i)
-			require.Error(t, mooncake.ResultError(mooncake.OpBatchGetInto, keys[i], r))
+			f := be.Failed[i/2]
+			require.Equal(t, keys[i], f.Key, "the error names key %d", i)
+			require.True(t, errors.Is(f, mooncake.ErrObjectNotFound), "key %d: %v", i, f)
 		}
 	}
 
 	// Put all: existing keys report 0 (write-once), the rest are stored.
 	res, err = st.Raw().BatchPutFrom(keys, addrs, sizes, res)
-	require.NoError(t, err)
-	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFrom, keys, res))
+	checkFailed(t, mooncake.OpBatchPutFrom, keys, res, err, nil)
 
 	// Upsert half with new bytes, then read back.
 	Fill(b[:n*size], 4)
 	res, err = st.Raw().BatchUpsertFrom(keys[:n/2], addrs[:n/2], sizes[:n/2], res)
-	require.NoError(t, err)
-	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchUpsertFrom, keys, res))
+	checkFailed(t, mooncake.OpBatchUpsertFrom, keys[:n/2], res, err, nil)
 	res, err = st.Raw().BatchGetInto(keys[:n/2], dsts[:n/2], sizes[:n/2], res)
-	require.NoError(t, err)
-	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchGetInto, keys, res))
+	checkFailed(t, mooncake.OpBatchGetInto, keys[:n/2], res, err, nil)
 	require.True(t, bytes.Equal(b[:n/2*size], b[n*size:(n+n/2)*size]))
 
 	// Zero-size entry fails for that key only.
-	res, err = st.Raw().BatchPutFrom([]string{Key(t, "z0"), Key(t, "z1")}, addrs[:2], []uint64{0, size}, nil)
-	require.NoError(t, err)
+	zk := []string{Key(t, "z0"), Key(t, "z1")}
+	res, err = st.Raw().BatchPutFrom(zk, addrs[:2], []uint64{0, size}, nil)
+	checkFailed(t, mooncake.OpBatchPutFrom, zk, res, err, []int{0})
 	assert.EqualValues(t, mooncake.ErrInvalidParams, res[0])
 	assert.EqualValues(t, 0, res[1])
 
 	// Destination smaller than the object.
 	res, err = st.Raw().BatchGetInto(keys[:1], dsts[:1], []uint64{size - 1}, nil)
-	require.NoError(t, err)
+	checkFailed(t, mooncake.OpBatchGetInto, keys[:1], res, err, []int{0})
 	assert.EqualValues(t, mooncake.ErrInvalidParams, res[0])
 }
 
@@ -469,19 +500,26 @@ func testBatchArgumentErrors(t *testing.T, c *Cluster) {
 		{"nil keys", nil, []uintptr{a}, []uint64{8}},
 		{"nil addresses", k, nil, []uint64{8, 8}},
 	}
+	raw := st.Raw()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			for op, call := range map[mooncake.Op]func([]string, []uintptr, []uint64, []int64) ([]int64, error){
+				mooncake.OpBatchPutFrom:    raw.BatchPutFrom,
+				mooncake.OpBatchUpsertFrom: raw.BatchUpsertFrom,
+				mooncake.OpBatchGetInto:    raw.BatchGetInto,
+			} {
+				res, err := call(tc.keys, tc.addrs, tc.sizes, nil)
+				checkRefused(t, op, res, err, mooncake.ErrInvalidParams, op)
+			}
+			// The typed twins refuse the same shapes.
+			for op, call := range map[mooncake.Op]func(*hostmem.Keys, hostmem.Buffers, []int64) ([]int64, error){
 				mooncake.OpBatchPutFrom:    st.BatchPutFrom,
 				mooncake.OpBatchUpsertFrom: st.BatchUpsertFrom,
 				mooncake.OpBatchGetInto:    st.BatchGetInto,
 			} {
-				res, err := call(tc.keys, tc.addrs, tc.sizes, nil)
-				assert.Nil(t, res)
-				isCode(t, err, mooncake.ErrInvalidParams, op)
-				var me *mooncake.Error
-				require.ErrorAs(t, err, &me)
-				assert.Equal(t, op, me.Op)
+				res, err := call(hostmem.PackKeys(tc.keys...), hostmem.Buffers{Addrs: tc.addrs, Sizes: tc.sizes}, nil)
+				checkRefused(t, op, res, err, mooncake.ErrInvalidParams, "typed", op)
+				assert.ErrorIs(t, err, hostmem.ErrShape, "typed", op)
 			}
 		})
 	}
@@ -546,8 +584,7 @@ func testMultiBuffer(t *testing.T, c *Cluster) {
 	keys := Keys(t, "page", pages)
 	a := newLayerFirst(memA.Addr(), layers, pages, bufSize, idx)
 	res, err := st.Raw().BatchPutFromMultiBuffers(keys, a.addrs, a.sizes, a.offsets, nil)
-	require.NoError(t, err)
-	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFromMultiBuffers, keys, res))
+	checkFailed(t, mooncake.OpBatchPutFromMultiBuffers, keys, res, err, nil)
 	for _, k := range keys {
 		n, err := st.GetSize(k)
 		require.NoError(t, err)
@@ -561,7 +598,7 @@ func testMultiBuffer(t *testing.T, c *Cluster) {
 	}
 	b := newLayerFirst(memB.Addr(), layers, pages, bufSize, rev)
 	res, err = st.Raw().BatchGetIntoMultiBuffers(keys, b.addrs, b.sizes, b.offsets, res)
-	require.NoError(t, err)
+	checkFailed(t, mooncake.OpBatchGetIntoMultiBuffers, keys, res, err, nil)
 	for i, r := range res {
 		require.EqualValues(t, layers*bufSize, r, "key %d", i)
 		require.True(t, bytes.Equal(a.page(memA.Bytes(), i), b.page(memB.Bytes(), pages-1-i)), "page %d", i)
@@ -576,7 +613,7 @@ func testMultiBuffer(t *testing.T, c *Cluster) {
 	require.NoError(t, st.Put(k1, whole))
 	one := newLayerFirst(memB.Addr(), layers, pages, bufSize, []int{0})
 	res, err = st.Raw().BatchGetIntoMultiBuffers([]string{k1}, one.addrs, one.sizes, one.offsets, res)
-	require.NoError(t, err)
+	checkFailed(t, mooncake.OpBatchGetIntoMultiBuffers, []string{k1}, res, err, nil)
 	require.EqualValues(t, layers*bufSize, res[0])
 	require.True(t, bytes.Equal(whole, one.page(memB.Bytes(), 0)))
 
@@ -584,7 +621,8 @@ func testMultiBuffer(t *testing.T, c *Cluster) {
 	mixed := []string{keys[0], Key(t, "absent")}
 	two := newLayerFirst(memB.Addr(), layers, pages, bufSize, []int{0, 1})
 	res, err = st.Raw().BatchGetIntoMultiBuffers(mixed, two.addrs, two.sizes, two.offsets, res)
-	require.NoError(t, err)
+	checkFailed(t, mooncake.OpBatchGetIntoMultiBuffers, mixed, res, err, []int{1})
+	assert.ErrorIs(t, err, mooncake.ErrObjectNotFound)
 	assert.EqualValues(t, layers*bufSize, res[0])
 	assert.EqualValues(t, mooncake.ErrObjectNotFound, res[1])
 }
@@ -596,7 +634,7 @@ func testMultiBufferSizes(t *testing.T, c *Cluster) {
 	Fill(mem.Bytes(), 6)
 	k := Key(t, "k")
 	res, err := st.Raw().BatchPutFromMultiBuffers([]string{k}, []uintptr{base, base + 4096}, []uint64{100, 200}, []uint64{0, 2}, nil)
-	require.NoError(t, err)
+	checkFailed(t, mooncake.OpBatchPutFromMultiBuffers, []string{k}, res, err, nil)
 	require.EqualValues(t, 0, res[0])
 
 	dst := base + 1<<19
@@ -610,13 +648,17 @@ func testMultiBufferSizes(t *testing.T, c *Cluster) {
 		{"larger", []uint64{150, 151}, int64(mooncake.ErrTransferFail)},
 	} {
 		res, err := st.Raw().BatchGetIntoMultiBuffers([]string{k}, []uintptr{dst, dst + 4096}, tc.sizes, []uint64{0, 2}, nil)
-		require.NoError(t, err, tc.name)
+		var failed []int
+		if tc.want < 0 {
+			failed = []int{0}
+		}
+		checkFailed(t, mooncake.OpBatchGetIntoMultiBuffers, []string{k}, res, err, failed, tc.name)
 		assert.Equal(t, tc.want, res[0], tc.name)
 	}
 	// Zero buffers for a key: total size 0 is refused for that key.
-	res, err = st.Raw().BatchPutFromMultiBuffers([]string{Key(t, "none"), Key(t, "one")},
-		[]uintptr{base}, []uint64{64}, []uint64{0, 0, 1}, nil)
-	require.NoError(t, err)
+	nk := []string{Key(t, "none"), Key(t, "one")}
+	res, err = st.Raw().BatchPutFromMultiBuffers(nk, []uintptr{base}, []uint64{64}, []uint64{0, 0, 1}, nil)
+	checkFailed(t, mooncake.OpBatchPutFromMultiBuffers, nk, res, err, []int{0})
 	assert.EqualValues(t, mooncake.ErrInvalidParams, res[0])
 	assert.EqualValues(t, 0, res[1])
 }
@@ -645,14 +687,25 @@ func testMultiBufferCSRErrors(t *testing.T, c *Cluster) {
 		{"no keys, some buffers", nil, addrs, sizes, []uint64{0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			raw := st.Raw()
 			for op, call := range map[mooncake.Op]func([]string, []uintptr, []uint64, []uint64, []int64) ([]int64, error){
-				mooncake.OpBatchPutFromMultiBuffers:    st.BatchPutFromMultiBuffers,
-				mooncake.OpBatchUpsertFromMultiBuffers: st.BatchUpsertFromMultiBuffers,
-				mooncake.OpBatchGetIntoMultiBuffers:    st.BatchGetIntoMultiBuffers,
+				mooncake.OpBatchPutFromMultiBuffers:    raw.BatchPutFromMultiBuffers,
+				mooncake.OpBatchUpsertFromMultiBuffers: raw.BatchUpsertFromMultiBuffers,
+				mooncake.OpBatchGetIntoMultiBuffers:    raw.BatchGetIntoMultiBuffers,
 			} {
 				res, err := call(tc.keys, tc.addrs, tc.sizes, tc.offsets, nil)
-				assert.Nil(t, res)
-				isCode(t, err, mooncake.ErrInvalidParams, op)
+				checkRefused(t, op, res, err, mooncake.ErrInvalidParams, op)
+			}
+			if tc.offsets == nil {
+				return // the typed calls read nil offsets as one buffer per key
+			}
+			for op, call := range map[mooncake.Op]func(*hostmem.Keys, hostmem.Buffers, []int64) ([]int64, error){
+				mooncake.OpBatchPutFromMultiBuffers:    st.BatchPutFrom,
+				mooncake.OpBatchUpsertFromMultiBuffers: st.BatchUpsertFrom,
+				mooncake.OpBatchGetIntoMultiBuffers:    st.BatchGetInto,
+			} {
+				res, err := call(hostmem.PackKeys(tc.keys...), hostmem.Buffers{Addrs: tc.addrs, Sizes: tc.sizes, Offsets: tc.offsets}, nil)
+				checkRefused(t, op, res, err, mooncake.ErrInvalidParams, "typed", op)
 			}
 		})
 	}
@@ -706,7 +759,7 @@ func testUnregisteredMemory(t *testing.T, c *Cluster) {
 	if c.ChecksRegistration {
 		isCode(t, err, mooncake.ErrTransferFail, "put from unregistered memory")
 		res, err := st.Raw().BatchPutFromMultiBuffers([]string{k}, []uintptr{reg.Addr(), straddle}, []uint64{64, 4096}, []uint64{0, 2}, nil)
-		require.NoError(t, err)
+		checkFailed(t, mooncake.OpBatchPutFromMultiBuffers, []string{k}, res, err, []int{0})
 		assert.EqualValues(t, mooncake.ErrTransferFail, res[0], "a buffer straddling a region's end")
 		ok, err := st.IsExist(k)
 		require.NoError(t, err)
@@ -823,8 +876,10 @@ func testReplicaDesc(t *testing.T, c *Cluster) {
 
 	two := Key(t, "two")
 	require.NoError(t, a.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: 2, PreferredSegments: []string{ha, hb}}).Put(two, []byte("xy")))
-	reps2, res, err := b.BatchGetReplicaDesc(hostmem.PackKeys(k, Key(t, "missing"), two), nil)
-	require.NoError(t, err)
+	descKeys := []string{k, Key(t, "missing"), two}
+	reps2, res, err := b.BatchGetReplicaDesc(hostmem.PackKeys(descKeys...), nil)
+	checkFailed(t, mooncake.OpBatchGetReplicaDesc, descKeys, res, err, []int{1})
+	assert.ErrorIs(t, err, mooncake.ErrObjectNotFound)
 	assert.Equal(t, []int64{1, int64(mooncake.ErrObjectNotFound), 2}, res)
 	require.Equal(t, 3, len(reps2))
 	assert.Empty(t, reps2[1])
@@ -891,15 +946,14 @@ func testBatchRemove(t *testing.T, c *Cluster) {
 	_, err := st.Get(keys[1])
 	require.NoError(t, err)
 	res, err := st.BatchRemove(hostmem.PackKeys(keys...), false, make([]int64, 0, 4))
-	require.NoError(t, err)
 	assert.Equal(t, []int64{0, int64(mooncake.ErrObjectHasLease), int64(mooncake.ErrObjectNotFound), 0}, res)
-	err = mooncake.BatchResultError(mooncake.OpBatchRemove, keys, res)
+	checkFailed(t, mooncake.OpBatchRemove, keys, res, err, []int{1, 2})
 	isCode(t, err, mooncake.ErrObjectHasLease)
 	isCode(t, err, mooncake.ErrObjectNotFound)
 
 	res, err = st.BatchRemove(hostmem.PackKeys(keys[:2]...), true, res)
-	require.NoError(t, err)
 	assert.Equal(t, []int64{int64(mooncake.ErrObjectNotFound), 0}, res, "force removes the leased key")
+	checkFailed(t, mooncake.OpBatchRemove, keys[:2], res, err, []int{0})
 	res, err = st.BatchIsExist(hostmem.PackKeys(keys...), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 0, 0, 0}, res)
@@ -926,10 +980,9 @@ func testStats(t *testing.T, c *Cluster) {
 	addrs := []uintptr{mem.Addr(), mem.Addr() + 4096, mem.Addr() + 8192, mem.Addr() + 12288}
 	sizes := []uint64{4096, 4096, 4096, 4096}
 	res, err := st.Raw().BatchPutFrom(keys[:3], addrs[:3], sizes[:3], nil)
-	require.NoError(t, err)
-	require.NoError(t, mooncake.BatchResultError(mooncake.OpBatchPutFrom, keys[:3], res))
-	_, err = st.Raw().BatchGetInto(keys, addrs, sizes, res) // the fourth is missing
-	require.NoError(t, err)
+	checkFailed(t, mooncake.OpBatchPutFrom, keys[:3], res, err, nil)
+	res, err = st.Raw().BatchGetInto(keys, addrs, sizes, res) // the fourth is missing
+	checkFailed(t, mooncake.OpBatchGetInto, keys, res, err, []int{3})
 
 	s := st.Stats()
 	put, get, bput, bget := s.Op(mooncake.OpPut), s.Op(mooncake.OpGet), s.Op(mooncake.OpBatchPutFrom), s.Op(mooncake.OpBatchGetInto)
@@ -947,9 +1000,10 @@ func testStats(t *testing.T, c *Cluster) {
 	assert.Zero(t, s.Op(mooncake.OpRemoveAll).Calls, "an operation never called")
 
 	// Ranged reads count bytes moved; a "key" of get_into_ranges is a range.
-	_, err = st.GetIntoRanges([]mooncake.KeyRanges{{Key: keys[0], Ranges: []mooncake.Range{
-		{Addr: mem.Addr(), Offset: 0, Size: 10}, {Addr: mem.Addr() + 100, Offset: 4000, Size: 96}}}}, nil)
-	require.NoError(t, err)
+	reqs := []mooncake.KeyRanges{{Key: keys[0], Ranges: []mooncake.Range{
+		{Addr: mem.Addr(), Offset: 0, Size: 10}, {Addr: mem.Addr() + 100, Offset: 4000, Size: 96}}}}
+	res, err = st.GetIntoRanges(reqs, nil)
+	checkFailed(t, mooncake.OpGetIntoRanges, rangeKeys(reqs), res, err, nil)
 	gr := st.Stats().Op(mooncake.OpGetIntoRanges)
 	assert.Equal(t, [3]uint64{1, 2, 106}, [3]uint64{gr.Calls, gr.Keys, gr.Bytes}, "get_into_ranges")
 
@@ -975,7 +1029,7 @@ func testLogOptions(t *testing.T, c *Cluster) {
 }
 
 // Upstream's further setup options: honoured by the native backend,
-// accepted by the embedded engine, which says so (BackendCapabilities).
+// accepted by the embedded engine, which says so (Backend().Capabilities).
 func testSetupOptions(t *testing.T, c *Cluster) {
 	caps := mooncake.Backend().Capabilities
 	all := mooncake.Capabilities{Tenants: true, SSDOffload: true, ClientHTTPServer: true, NoFReplicas: true, DFSReplicas: true}
@@ -1054,8 +1108,9 @@ func testReplicateOptions(t *testing.T, c *Cluster) {
 	} {
 		v := st.WithReplicateConfig(tc.rc)
 		isCode(t, v.Put(Key(t, tc.name), []byte("v")), tc.code, tc.name)
-		res, err := v.Raw().BatchPutFrom([]string{Key(t, tc.name+"-batch")}, []uintptr{mem.Addr()}, []uint64{4096}, nil)
-		require.NoError(t, err, tc.name)
+		bk := []string{Key(t, tc.name+"-batch")}
+		res, err := v.Raw().BatchPutFrom(bk, []uintptr{mem.Addr()}, []uint64{4096}, nil)
+		checkFailed(t, mooncake.OpBatchPutFrom, bk, res, err, []int{0}, tc.name)
 		assert.Equal(t, []int64{int64(tc.code)}, res, "%s: a code per key", tc.name)
 	}
 }
@@ -1126,10 +1181,12 @@ func testKeyLength(t *testing.T, c *Cluster) {
 	}
 	_, err = st.Get(tooLong)
 	assert.ErrorIs(t, err, mooncake.ErrKeyTooLong, "Get")
-	_, err = st.BatchRemove(hostmem.PackKeys(Key(t, "fine"), tooLong), true, nil)
+	res, err := st.BatchRemove(hostmem.PackKeys(Key(t, "fine"), tooLong), true, nil)
 	assert.ErrorIs(t, err, mooncake.ErrKeyTooLong, "BatchRemove")
-	_, err = st.BatchIsExist(hostmem.PackKeys(Key(t, "fine"), tooLong), nil)
+	checkRefused(t, mooncake.OpBatchRemove, res, err, mooncake.ErrInvalidParams, "BatchRemove")
+	res, err = st.BatchIsExist(hostmem.PackKeys(Key(t, "fine"), tooLong), nil)
 	assert.ErrorIs(t, err, mooncake.ErrKeyTooLong, "BatchIsExist")
+	checkRefused(t, mooncake.OpBatchIsExist, res, err, mooncake.ErrInvalidParams, "BatchIsExist")
 	var me *mooncake.Error
 	if assert.ErrorAs(t, err, &me) {
 		assert.Equal(t, tooLong, me.Key, "the error names the key")
@@ -1178,8 +1235,8 @@ func testReplicateConfig(t *testing.T, c *Cluster) {
 	bad := b.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{""}})
 	isCode(t, bad.Put(Key(t, "bad"), []byte("x")), mooncake.ErrInvalidParams, "empty segment name")
 	neg := b.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: -1})
-	_, err = neg.Raw().BatchPutFrom([]string{Key(t, "neg")}, []uintptr{0}, []uint64{1}, nil)
-	isCode(t, err, mooncake.ErrInvalidParams, "negative replica count")
+	res, err := neg.Raw().BatchPutFrom([]string{Key(t, "neg")}, []uintptr{0}, []uint64{1}, nil)
+	checkRefused(t, mooncake.OpBatchPutFrom, res, err, mooncake.ErrInvalidParams, "negative replica count")
 	two := b.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: 2, WithSoftPin: true, WithHardPin: true})
 	require.NoError(t, two.Put(Key(t, "two"), []byte("x")), "more replicas than segments is best effort")
 }
@@ -1250,8 +1307,9 @@ func testEmptyKey(t *testing.T, c *Cluster) {
 	mem := Memory(t, st, 1<<16)
 	isCode(t, st.Put("", []byte("x")), mooncake.ErrInvalidParams, "copying put")
 	isCode(t, st.Raw().PutFrom("", mem.Addr(), 8), mooncake.ErrInvalidParams, "zero-copy put")
-	res, err := st.Raw().BatchPutFrom([]string{"", Key(t, "ok")}, []uintptr{mem.Addr(), mem.Addr()}, []uint64{8, 8}, nil)
-	require.NoError(t, err)
+	keys := []string{"", Key(t, "ok")}
+	res, err := st.Raw().BatchPutFrom(keys, []uintptr{mem.Addr(), mem.Addr()}, []uint64{8, 8}, nil)
+	checkFailed(t, mooncake.OpBatchPutFrom, keys, res, err, []int{0})
 	assert.Equal(t, []int64{int64(mooncake.ErrInvalidParams), 0}, res, "only the empty key fails")
 	// Reads treat it as missing.
 	_, err = st.Get("")
@@ -1290,7 +1348,7 @@ func testDuplicateKeysInBatch(t *testing.T, c *Cluster) {
 	copy(b[4096:], "second")
 	k := Key(t, "dup")
 	res, err := st.Raw().BatchPutFrom([]string{k, k}, []uintptr{mem.Addr(), mem.Addr() + 4096}, []uint64{6, 6}, nil)
-	require.NoError(t, err)
+	checkFailed(t, mooncake.OpBatchPutFrom, []string{k, k}, res, err, nil)
 	assert.Equal(t, []int64{0, 0}, res)
 	got, err := st.Get(k)
 	require.NoError(t, err)
@@ -1303,17 +1361,17 @@ func testSameNodeRules(t *testing.T, c *Cluster) {
 	same := st.WithReplicateConfig(mooncake.ReplicateConfig{PreferAllocInSameNode: true})
 	isCode(t, same.Put(Key(t, "copy"), []byte("x")), mooncake.ErrInvalidParams, "copying put")
 	isCode(t, same.Raw().PutFrom(Key(t, "zc"), mem.Addr(), 64), mooncake.ErrInvalidParams, "put_from")
-	_, err := same.Raw().BatchPutFrom([]string{Key(t, "b")}, []uintptr{mem.Addr()}, []uint64{64}, nil)
-	isCode(t, err, mooncake.ErrInvalidParams, "batch_put_from refuses the call")
+	res, err := same.Raw().BatchPutFrom([]string{Key(t, "b")}, []uintptr{mem.Addr()}, []uint64{64}, nil)
+	checkRefused(t, mooncake.OpBatchPutFrom, res, err, mooncake.ErrInvalidParams, "batch_put_from refuses the call")
 	two := st.WithReplicateConfig(mooncake.ReplicateConfig{PreferAllocInSameNode: true, ReplicaNum: 2})
-	_, err = two.Raw().BatchPutFromMultiBuffers([]string{Key(t, "m2")}, []uintptr{mem.Addr()}, []uint64{64}, []uint64{0, 1}, nil)
-	isCode(t, err, mooncake.ErrInvalidParams, "multi-buffer put with two replicas on the same node")
+	res, err = two.Raw().BatchPutFromMultiBuffers([]string{Key(t, "m2")}, []uintptr{mem.Addr()}, []uint64{64}, []uint64{0, 1}, nil)
+	checkRefused(t, mooncake.OpBatchPutFromMultiBuffers, res, err, mooncake.ErrInvalidParams, "multi-buffer put with two replicas on the same node")
 	keys := Keys(t, "multi", 2)
-	res, err := same.Raw().BatchPutFromMultiBuffers(keys, []uintptr{mem.Addr(), mem.Addr() + 64}, []uint64{64, 64}, []uint64{0, 1, 2}, nil)
-	require.NoError(t, err)
+	res, err = same.Raw().BatchPutFromMultiBuffers(keys, []uintptr{mem.Addr(), mem.Addr() + 64}, []uint64{64, 64}, []uint64{0, 1, 2}, nil)
+	checkFailed(t, mooncake.OpBatchPutFromMultiBuffers, keys, res, err, nil)
 	assert.Equal(t, []int64{0, 0}, res, "multi-buffer puts accept it with one replica")
 	res, err = same.Raw().BatchGetIntoMultiBuffers(keys, []uintptr{mem.Addr() + 4096, mem.Addr() + 8192}, []uint64{64, 64}, []uint64{0, 1, 2}, nil)
-	require.NoError(t, err)
+	checkFailed(t, mooncake.OpBatchGetIntoMultiBuffers, keys, res, err, nil)
 	assert.Equal(t, []int64{64, 64}, res)
 }
 
@@ -1377,11 +1435,8 @@ func testConcurrency(t *testing.T, c *Cluster) {
 				keys := Keys(t, fmt.Sprintf("w%d-r%d", w, r), batch)
 				Fill(b[:batch*size], uint64(w*1000+r))
 				var err error
+				// Every key must succeed: a *BatchError says which did not.
 				if res, err = st.Raw().BatchPutFrom(keys, addrs, sizes, res); err != nil {
-					errs <- err
-					return
-				}
-				if err = mooncake.BatchResultError(mooncake.OpBatchPutFrom, keys, res); err != nil {
 					errs <- err
 					return
 				}
@@ -1389,9 +1444,11 @@ func testConcurrency(t *testing.T, c *Cluster) {
 					errs <- err
 					return
 				}
-				if err = mooncake.BatchResultError(mooncake.OpBatchGetInto, keys, res); err != nil {
-					errs <- err
-					return
+				for i, n := range res {
+					if n != size {
+						errs <- fmt.Errorf("worker %d round %d: key %d read %d bytes, want %d, and no error", w, r, i, n, size)
+						return
+					}
 				}
 				if !bytes.Equal(b[:batch*size], b[batch*size:]) {
 					errs <- fmt.Errorf("worker %d round %d: bytes differ", w, r)
@@ -1496,8 +1553,7 @@ func testTypedCalls(t *testing.T, c *Cluster) {
 	base := mem.Addr()
 	single := hostmem.Buffers{Addrs: []uintptr{base, base + 1024, base + 2048}, Sizes: []uint64{1024, 1024, 1024}}
 	res, err := st.BatchPutFrom(keys, single, make([]int64, 0, 3))
-	require.NoError(t, err)
-	require.NoError(t, mooncake.BatchKeysError(mooncake.OpBatchPutFrom, keys, res))
+	checkFailed(t, mooncake.OpBatchPutFrom, keys.Strings(), res, err, nil)
 	ex, err := st.BatchIsExist(keys, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1, 1, 1}, ex)
@@ -1510,8 +1566,7 @@ func testTypedCalls(t *testing.T, c *Cluster) {
 	mk := hostmem.PackKeys(Key(t, "m0"), Key(t, "m1"))
 	multi := hostmem.Buffers{Addrs: []uintptr{base, base + 100, base + 300}, Sizes: []uint64{100, 200, 50}, Offsets: []uint64{0, 2, 3}}
 	res, err = st.BatchPutFrom(mk, multi, nil)
-	require.NoError(t, err)
-	require.NoError(t, mooncake.BatchKeysError(mooncake.OpBatchPutFromMultiBuffers, mk, res))
+	checkFailed(t, mooncake.OpBatchPutFromMultiBuffers, mk.Strings(), res, err, nil)
 	mout := hostmem.Buffers{Addrs: []uintptr{base + 1<<19, base + 1<<19 + 100, base + 1<<19 + 300}, Sizes: multi.Sizes, Offsets: multi.Offsets}
 	res, err = st.BatchGetInto(mk, mout, nil)
 	require.NoError(t, err)
@@ -1522,13 +1577,16 @@ func testTypedCalls(t *testing.T, c *Cluster) {
 
 	// Malformed lists never reach C.
 	bad := &hostmem.Keys{Buf: []byte("ab"), Offsets: []uint64{0, 3}}
-	_, err = st.BatchIsExist(bad, nil)
-	isCode(t, err, mooncake.ErrInvalidParams, "keys past their buffer")
+	res, err = st.BatchIsExist(bad, nil)
+	checkRefused(t, mooncake.OpBatchIsExist, res, err, mooncake.ErrInvalidParams, "keys past their buffer")
 	assert.True(t, errors.Is(err, hostmem.ErrShape))
-	_, err = st.BatchPutFrom(keys, hostmem.Buffers{Addrs: single.Addrs[:2], Sizes: single.Sizes[:2]}, nil)
-	isCode(t, err, mooncake.ErrInvalidParams, "two buffers for three keys")
-	_, err = st.BatchGetInto(mk, hostmem.Buffers{Addrs: multi.Addrs, Sizes: multi.Sizes, Offsets: []uint64{0, 3, 2}}, nil)
-	isCode(t, err, mooncake.ErrInvalidParams, "decreasing offsets")
+	res, err = st.BatchGetInto(bad, hostmem.Buffers{Addrs: single.Addrs[:1], Sizes: single.Sizes[:1]}, nil)
+	checkRefused(t, mooncake.OpBatchGetInto, res, err, mooncake.ErrInvalidParams, "keys past their buffer")
+	assert.True(t, errors.Is(err, hostmem.ErrShape))
+	res, err = st.BatchPutFrom(keys, hostmem.Buffers{Addrs: single.Addrs[:2], Sizes: single.Sizes[:2]}, nil)
+	checkRefused(t, mooncake.OpBatchPutFrom, res, err, mooncake.ErrInvalidParams, "two buffers for three keys")
+	res, err = st.BatchGetInto(mk, hostmem.Buffers{Addrs: multi.Addrs, Sizes: multi.Sizes, Offsets: []uint64{0, 3, 2}}, nil)
+	checkRefused(t, mooncake.OpBatchGetIntoMultiBuffers, res, err, mooncake.ErrInvalidParams, "decreasing offsets")
 	res, err = st.BatchPutFrom(nil, hostmem.Buffers{}, nil)
 	require.NoError(t, err, "no keys")
 	assert.Empty(t, res)

@@ -109,12 +109,12 @@ func testDummy(t *testing.T, c *Cluster) {
 		addrs[i], sizes[i] = addrOf(src[i*size:]), size
 	}
 	res, err := d.Raw().BatchPutFrom(keys, addrs, sizes, nil)
-	require.NoError(t, err, "%v", res)
+	checkFailed(t, mooncake.OpBatchPutFrom, keys, res, err, nil)
 	for i := range addrs {
 		addrs[i] = addrOf(dst[i*size:])
 	}
 	res, err = d.Raw().BatchGetInto(keys, addrs, sizes, nil)
-	require.NoError(t, err, "%v", res)
+	checkFailed(t, mooncake.OpBatchGetInto, keys, res, err, nil)
 	assert.True(t, bytes.Equal(src, dst), "zero-copy round trip through the real client")
 	got, err := peer.Get(keys[3])
 	require.NoError(t, err)
@@ -150,12 +150,12 @@ func testDummy(t *testing.T, c *Cluster) {
 	_, _, err = d.AllocateAndMountSegment(mooncake.SegmentSlabSize, mooncake.MountOptions{})
 	isCode(t, err, mooncake.ErrNotSupported, "allocate_and_mount_segment")
 	isCode(t, d.UnmountSegments([]mooncake.SegmentID{{First: 1, Second: 2}}, 0), mooncake.ErrNotSupported, "unmount_segment")
-	_, err = d.BatchReplicaClear(hostmem.PackKeys(keys[:1]...), "", nil)
-	isCode(t, err, mooncake.ErrNotSupported, "batch_replica_clear")
-	_, _, err = d.StartGetSession(hostmem.PackKeys(keys[:1]...), nil)
-	isCode(t, err, mooncake.ErrNotSupported, "batch_get_session_start")
-	_, _, err = d.StartPutSession(hostmem.PackKeys(Key(t, "sess")), []uint64{size}, nil)
-	isCode(t, err, mooncake.ErrNotSupported, "batch_put_session_start")
+	res, err = d.BatchReplicaClear(hostmem.PackKeys(keys[:1]...), "", nil)
+	checkRefused(t, mooncake.OpBatchReplicaClear, res, err, mooncake.ErrNotSupported, "batch_replica_clear")
+	_, res, err = d.StartGetSession(hostmem.PackKeys(keys[:1]...), nil)
+	checkRefused(t, mooncake.OpBatchGetSessionStart, res, err, mooncake.ErrNotSupported, "batch_get_session_start")
+	_, res, err = d.StartPutSession(hostmem.PackKeys(Key(t, "sess")), []uint64{size}, nil)
+	checkRefused(t, mooncake.OpBatchPutSessionStart, res, err, mooncake.ErrNotSupported, "batch_put_session_start")
 	_, err = d.OffloadRPCReadCount()
 	isCode(t, err, mooncake.ErrNotSupported, "get_offload_rpc_read_count")
 	isCode(t, d.UnmountLocalDiskSegment(0), mooncake.ErrNotSupported, "unmount_local_disk_segment")

@@ -48,8 +48,11 @@ func TestCodes(t *testing.T) {
 	if transfer.ErrBatchBusy.String() != "ERR_BATCH_BUSY" || transfer.ErrInvalidHandle.String() != "ERR_INVALID_HANDLE" {
 		t.Error("code names")
 	}
-	if transfer.ErrorCode(-4242).Known() || transfer.ErrorCode(-4242).String() != "Code(-4242)" {
+	if transfer.ErrorCode(-4242).Known() || transfer.ErrorCode(-4242).String() != "ErrorCode(-4242)" {
 		t.Error("unknown code")
+	}
+	if transfer.Read.String() != "read" || transfer.Write.String() != "write" || transfer.Direction(7).String() != "Direction(7)" {
+		t.Error("direction names")
 	}
 	err := error(&transfer.Error{Op: transfer.OpSubmit, Peer: "p", Code: transfer.ErrBatchBusy})
 	if !errors.Is(err, transfer.ErrBatchBusy) || errors.Is(err, transfer.ErrInvalidArgument) {
