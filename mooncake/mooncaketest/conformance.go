@@ -84,6 +84,10 @@ var conformanceTests = []struct {
 	{"StoreOnEngine", testStoreOnEngine},
 	{"Dummy", testDummy},
 	{"DummyOpen", testDummyOpen},
+	{"BatchErrorContract", testBatchErrorContract},
+	{"BatchNoErrorNoAlloc", testBatchNoErrorNoAlloc},
+	{"UnregisterBufferEndsMemoryRegistration", testUnregisterBufferEndsMemoryRegistration},
+	{"RawAndTypedTwins", testRawAndTypedTwins},
 }
 
 func isCode(t testing.TB, err error, code mooncake.ErrorCode, msgAndArgs ...any) {
