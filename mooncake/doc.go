@@ -93,7 +93,9 @@
 // When any key failed, the error is a *BatchError: the results are filled
 // all the same, and the error names each failed key with the call's Op and
 // its code, so errors.Is(err, ErrObjectNotFound) tells whether any key was
-// missing and errors.As finds the keys. When the call was refused as a
+// missing and errors.As(err, &be) finds the keys. A *BatchError does not
+// unwrap to its keys' errors: an *Error found with errors.As means a call
+// that failed as a whole (or a single-key call). When the call was refused as a
 // whole (closed store, arguments that do not fit together: slice lengths,
 // CSR offsets, a key longer than MaxKeyLen), the error is an *Error and the
 // results are nil. A batch in which nothing failed allocates nothing.

@@ -183,14 +183,17 @@ func (e *Error) Is(target error) bool {
 
 // BatchError is the error of a batch call in which some keys failed: the
 // call crossed, every key has its entry in the results the call returned,
-// and Failed lists the keys whose entry is a negative code, each as the
+// and Failed lists the entries that are a negative code, each as the
 // *Error a single call would have returned (Op and Key set by the call).
 // errors.Is(err, ErrObjectNotFound) is true when any key failed with that
-// code; errors.As finds the first failed key's *Error.
+// code. It does not unwrap to its keys' errors, so that errors.As(err,
+// &e) with e an *Error means what it says: the call (or a single call)
+// failed as a whole; errors.As(err, &be) with be a *BatchError finds the
+// keys.
 type BatchError struct {
 	Op     Op
-	Failed []*Error // one per failed key, in key order
-	Total  int      // keys (results) in the batch
+	Failed []*Error // one per failed entry, in order
+	Total  int      // entries (results) in the batch: keys, or ranges for GetIntoRanges
 }
 
 func (e *BatchError) Error() string {
@@ -201,7 +204,7 @@ func (e *BatchError) Error() string {
 	b.WriteString(strconv.Itoa(len(e.Failed)))
 	b.WriteString(" of ")
 	b.WriteString(strconv.Itoa(e.Total))
-	b.WriteString(" keys failed")
+	b.WriteString(" failed")
 	for i, f := range e.Failed {
 		if i == 3 {
 			b.WriteString("; ...")
@@ -215,8 +218,7 @@ func (e *BatchError) Error() string {
 	return b.String()
 }
 
-// Is reports whether any failed key's code is target, without the
-// allocation of Unwrap.
+// Is reports whether any failed entry's code is target.
 func (e *BatchError) Is(target error) bool {
 	for _, f := range e.Failed {
 		if f.Is(target) {
@@ -224,15 +226,6 @@ func (e *BatchError) Is(target error) bool {
 		}
 	}
 	return false
-}
-
-// Unwrap exposes every per-key error to errors.As.
-func (e *BatchError) Unwrap() []error {
-	errs := make([]error, len(e.Failed))
-	for i, f := range e.Failed {
-		errs[i] = f
-	}
-	return errs
 }
 
 // batchError returns nil when every result is >= 0, else a *BatchError

@@ -56,18 +56,17 @@ func Example() {
 // buffer list stores each page as one object (the concatenation of its
 // buffers) in one call; BatchGetInto scatters it back.
 func ExampleStore_BatchPutFrom() {
-	st, err := mooncake.Open(exampleConfig("multi"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer st.Close()
-
 	const layers, pages, bufSize = 4, 2, 1024
 	mem, err := hostmem.Alloc(uint64(2*layers*pages*bufSize), hostmem.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer mem.Free() // after st.Close, which ends the registration
+	defer mem.Free() // deferred first, so it runs after st.Close, which ends the registration
+	st, err := mooncake.Open(exampleConfig("multi"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
 	if err := st.RegisterMemory(mem); err != nil {
 		log.Fatal(err)
 	}
@@ -111,16 +110,16 @@ func ExampleStore_BatchPutFrom() {
 // A batch in which some keys failed returns every key's result and a
 // *BatchError naming the keys that failed, with their codes.
 func ExampleBatchError() {
+	mem, err := hostmem.Alloc(1<<16, hostmem.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mem.Free() // runs after st.Close
 	st, err := mooncake.Open(exampleConfig("batcherr"))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer st.Close()
-	mem, err := hostmem.Alloc(1<<16, hostmem.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer mem.Free()
 	if err := st.RegisterMemory(mem); err != nil {
 		log.Fatal(err)
 	}
@@ -137,7 +136,7 @@ func ExampleBatchError() {
 	var be *mooncake.BatchError
 	if errors.As(err, &be) {
 		for _, f := range be.Failed {
-			fmt.Printf("%s %q: %v\n", f.Op, f.Key, f.Code)
+			fmt.Printf("%s %q: %s\n", f.Op, f.Key, f.Code.String())
 		}
 	}
 	// Output:
@@ -190,16 +189,16 @@ func ExampleStore_PutFrom() {
 // for porting code written against upstream's client and for memory no
 // hostmem.Memory describes. Nothing checks the addresses.
 func ExampleStore_Raw() {
+	mem, err := hostmem.Alloc(1<<16, hostmem.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mem.Free() // runs after st.Close
 	st, err := mooncake.Open(exampleConfig("raw"))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer st.Close()
-	mem, err := hostmem.Alloc(1<<16, hostmem.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer mem.Free()
 	if err := st.RegisterMemory(mem); err != nil {
 		log.Fatal(err)
 	}

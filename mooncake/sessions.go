@@ -364,7 +364,9 @@ func (p *PutSession) WriteRanges(reqs []KeyRanges, results []int64) ([]int64, er
 // flight have finished. results[i] is for the session's key i: 0 (ended,
 // now or before), the code of a start that failed, ErrInvalidParams for a
 // key revoked, or the master's code for an end that failed, which leaves
-// the key open (End or Revoke again).
+// the key open (End or Revoke again). A key whose start failed keeps its
+// code, so End's *BatchError lists every key that did not become
+// readable. A session none of whose keys started needs no End.
 func (p *PutSession) End(results []int64) ([]int64, error) {
 	return p.settle(OpBatchPutSessionEnd, true, results)
 }

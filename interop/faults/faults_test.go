@@ -131,6 +131,21 @@ func (w *worker) run(stop <-chan struct{}, fault *atomic.Int64) {
 
 // openWorkers opens n clients with cfg, each with registered memory for
 // its batches.
+// errCode is the Mooncake code an error carries: an *Error's (a single
+// call, or a call refused as a whole) or the first failed key's of a
+// *BatchError; 0 when it has none.
+func errCode(err error) mooncake.ErrorCode {
+	var me *mooncake.Error
+	if errors.As(err, &me) {
+		return me.Code
+	}
+	var be *mooncake.BatchError
+	if errors.As(err, &be) && len(be.Failed) > 0 {
+		return be.Failed[0].Code
+	}
+	return 0
+}
+
 func openWorkers(t *testing.T, cfg mooncake.Config, n int) []*worker {
 	t.Helper()
 	var workers []*worker
@@ -191,8 +206,7 @@ func TestMasterKilled(t *testing.T) {
 		for _, r := range w.after {
 			calls++
 			worst = max(worst, r.took)
-			var me *mooncake.Error
-			if !errors.As(r.err, &me) || me.Code == 0 {
+			if errCode(r.err) == 0 {
 				t.Errorf("worker %d: a call after the kill returned %v, want a typed error", w.id, r.err)
 			}
 		}

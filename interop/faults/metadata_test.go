@@ -145,7 +145,6 @@ func TestMetadataLost(t *testing.T) {
 		}
 		for i, c := range metaProbe(t, st, m, meta, round) {
 			t.Logf("%s: %s: %v in %v", phase.name, c.name, c.err, c.took.Round(time.Millisecond))
-			var me *mooncake.Error
 			switch {
 			case c.hung:
 				t.Errorf("%s: %s: no answer in %v", phase.name, c.name, c.took)
@@ -156,7 +155,7 @@ func TestMetadataLost(t *testing.T) {
 			case c.hung:
 			case phase.want[i] == 0 && c.err != nil:
 				t.Errorf("%s: %s: %v, want success", phase.name, c.name, c.err)
-			case phase.want[i] != 0 && !(errors.As(c.err, &me) && me.Code == phase.want[i]):
+			case phase.want[i] != 0 && !errors.Is(c.err, phase.want[i]):
 				t.Errorf("%s: %s: %v, want %v", phase.name, c.name, c.err, phase.want[i])
 			}
 		}
@@ -171,19 +170,13 @@ func TestMetadataLost(t *testing.T) {
 	for _, w := range workers {
 		for _, r := range w.after {
 			worst = max(worst, r.took)
-			var me *mooncake.Error
-			switch {
+			switch code := errCode(r.err); {
 			case r.err == nil:
 				ok++
-			case errors.As(r.err, &me) && me.Code != 0:
-				codes[me.Code]++
+			case code != 0:
+				codes[code]++
 			default:
-				var be *mooncake.BatchError
-				if errors.As(r.err, &be) && len(be.Failed) > 0 {
-					codes[be.Failed[0].Code]++
-				} else {
-					t.Errorf("worker %d: %v, want a typed error", w.id, r.err)
-				}
+				t.Errorf("worker %d: %v, want a typed error", w.id, r.err)
 			}
 		}
 		if c := w.corrupt.Load(); c != 0 {

@@ -28,15 +28,21 @@ func (k *Keys) Append(key string) {
 	k.Offsets = append(k.Offsets, uint64(len(k.Buf)))
 }
 
-// PackKeys returns keys packed into a new Keys.
-func PackKeys(keys ...string) *Keys {
-	k := &Keys{}
+// Pack replaces k's keys with keys and returns k: a Keys kept across
+// batches packs them without allocating once its buffers have grown.
+//
+//	var scratch hostmem.Keys
+//	res, err := st.BatchIsExist(scratch.Pack(names...), res)
+func (k *Keys) Pack(keys ...string) *Keys {
 	k.Reset()
 	for _, s := range keys {
 		k.Append(s)
 	}
 	return k
 }
+
+// PackKeys returns keys packed into a new Keys.
+func PackKeys(keys ...string) *Keys { return new(Keys).Pack(keys...) }
 
 // Len returns the number of keys.
 func (k *Keys) Len() int {

@@ -221,14 +221,29 @@ func (e *Engine) RegisterBuffer(addr uintptr, size uint64) error {
 // UnregisterBuffer unregisters the region that starts at addr. It waits for
 // the engine's copies into or out of the region (in the embedded backend;
 // upstream's TCP transport can still finish a peer's write that was already
-// accepted).
+// accepted). For the start of memory registered with RegisterMemory it is
+// UnregisterMemory: the registration the memory counts ends with it.
 func (e *Engine) UnregisterBuffer(addr uintptr) error {
 	if !e.enter() {
 		return closedErr(OpUnregister)
 	}
+	defer e.gate.Leave()
+	e.memMu.Lock() // as UnregisterMemory: one count for both calls
+	defer e.memMu.Unlock()
 	rc := e.h.Unregister(addr)
-	e.gate.Leave()
+	if rc == 0 {
+		e.forget(addr)
+	}
 	return codeErr(OpUnregister, "", rc)
+}
+
+// forget ends the RegisterMemory registration of the memory at addr, if
+// there is one; the caller holds memMu.
+func (e *Engine) forget(addr uintptr) {
+	if m := e.mems[addr]; m != nil {
+		delete(e.mems, addr)
+		memreg.Unmark(m)
+	}
 }
 
 // RegisterBuffers registers every (addrs[i], sizes[i]), all or nothing.
@@ -245,13 +260,21 @@ func (e *Engine) RegisterBuffers(addrs []uintptr, sizes []uint64) error {
 }
 
 // UnregisterBuffers unregisters the regions starting at addrs, all or
-// nothing.
+// nothing (memory registered with RegisterMemory among them, as
+// UnregisterBuffer).
 func (e *Engine) UnregisterBuffers(addrs []uintptr) error {
 	if !e.enter() {
 		return closedErr(OpUnregister)
 	}
+	defer e.gate.Leave()
+	e.memMu.Lock()
+	defer e.memMu.Unlock()
 	rc := e.h.UnregisterBatch(addrs)
-	e.gate.Leave()
+	if rc == 0 {
+		for _, a := range addrs {
+			e.forget(a)
+		}
+	}
 	return codeErr(OpUnregister, "", rc)
 }
 
@@ -295,8 +318,7 @@ func (e *Engine) UnregisterMemory(m *hostmem.Memory) error {
 	if rc := e.h.Unregister(addr); rc != 0 {
 		return codeErr(OpUnregister, "", rc)
 	}
-	delete(e.mems, addr)
-	memreg.Unmark(m)
+	e.forget(addr)
 	return nil
 }
 
