@@ -123,15 +123,4 @@ func bufferByName(p *hc.HostPool, name string) (hc.Buffer, bool) {
 	return hc.Buffer{}, false
 }
 
-// owner finds the named buffer that contains [addr, +size), preferring
-// whole tensors over views.
-func owner(p *hc.HostPool, addr uintptr, size uint64) (hc.Buffer, bool) {
-	for _, b := range p.Buffers() {
-		if b.Contains(addr, size) {
-			return b, true
-		}
-	}
-	return hc.Buffer{}, false
-}
-
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

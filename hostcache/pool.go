@@ -408,14 +408,6 @@ func fillMeta(pl *plan, a []uintptr, s []uint64, indices []int64, P int, rows ui
 	return -1
 }
 
-func (p *HostPool) pageShift() (uint, bool) {
-	P := uint64(p.pageSize)
-	if P&(P-1) != 0 {
-		return 0, false
-	}
-	return uint(bits.TrailingZeros64(P)), true
-}
-
 func (p *HostPool) badIndex(pg int, idx int64) error {
 	if idx < 0 || idx%int64(p.pageSize) != 0 {
 		return p.indexErr(pg, idx, fmt.Sprintf("first index of a page must be a non-negative multiple of the page size %d", p.pageSize))

@@ -72,7 +72,8 @@ func openClient(master, meta string, segment mooncake.Size) (*mooncake.Store, *m
 // and returns once they have.
 func startWorkers(st, own *mooncake.Store, prefix string, n int, seed int64, cross func(*rand.Rand) string) ([]*Worker, func() error, error) {
 	var ws []*Worker
-	var mems []*hostmem.Memory
+	// Each worker's memory stays registered with st, and mapped, until the
+	// test process ends: the soak's stores outlive the workers.
 	for i := 0; i < n; i++ {
 		mem, err := hostmem.Alloc(MemSize, hostmem.Options{})
 		if err != nil {
@@ -81,7 +82,6 @@ func startWorkers(st, own *mooncake.Store, prefix string, n int, seed int64, cro
 		if err := st.RegisterMemory(mem); err != nil {
 			return nil, nil, err
 		}
-		mems = append(mems, mem)
 		ws = append(ws, &Worker{St: own, Mem: mem, Prefix: fmt.Sprintf("%s/w%d", prefix, i), Seed: seed*100 + int64(i), Cross: cross})
 	}
 	done := make(chan struct{})
