@@ -7,9 +7,10 @@
 // Before that push it compares two ways of sending the same pages:
 // coalesced (hostcache.Peer merges runs of consecutive rows: 61 requests
 // for 128 pages) and one request per page buffer (7,808). Each way is
-// pushed once untimed, so that neither pays for setting up connections or
-// for cold caches, then -rounds times, alternating which way goes first;
-// it prints each way's median and range and the ratio of the medians.
+// pushed once untimed, so that neither pays for first use (the peer's
+// metadata, connections where the transport keeps them, cold caches), then
+// -rounds times, alternating which way goes first; it prints each way's
+// median and range and the ratio of the medians.
 //
 //	mooncake-pd                       both engines in this process (the default build: embedded)
 //	mooncake-pd -processes 2          the decode side in a child process (native build: over TCP)
@@ -261,14 +262,14 @@ func run(ctx context.Context, o *options, out io.Writer) error {
 	total := uint64(o.pages) * uint64(o.layers) * uint64(o.pageSize) * 1152
 	fmt.Fprintf(out, "plan: %d pages, %.1f MiB: %d requests coalesced (planned in %v), %d one per buffer\n",
 		o.pages, float64(total)/(1<<20), len(ways[0].reqs), plan.Round(time.Microsecond), len(ways[1].reqs))
-	fmt.Fprintf(out, "warm-up: each way pushed once, untimed (connections set up); then %d rounds, alternating which goes first\n", o.rounds)
+	fmt.Fprintf(out, "warm-up: each way pushed once, untimed; then %d timed rounds, alternating which goes first\n", o.rounds)
 	if err := compare(ctx, prefill.e, ways, o.rounds); err != nil {
 		return err
 	}
 	for _, w := range ways {
 		med, lo, hi := w.median(), w.times[0], w.times[len(w.times)-1]
-		fmt.Fprintf(out, "  %-15s %5d requests: median %-9s %6.2f GB/s  (runs %s–%s)\n",
-			w.name, len(w.reqs), ms(med), float64(total)/med.Seconds()/1e9, ms(lo), ms(hi))
+		fmt.Fprintf(out, "  %-15s %5d requests: median %-9s %s  (runs %s–%s)\n",
+			w.name, len(w.reqs), ms(med), gbps(float64(total)/med.Seconds()), ms(lo), ms(hi))
 	}
 	ratios := roundRatios(ways)
 	fmt.Fprintf(out, "coalesced: %.1fx (ratio of the medians; per round %.1fx–%.1fx)\n",
@@ -322,10 +323,10 @@ func (w *way) median() time.Duration {
 	return (w.times[n/2-1] + w.times[n/2]) / 2
 }
 
-// compare pushes each way once untimed (so that neither pays for setting up
-// connections or for cold caches and pages), then rounds times, timing each
-// push and alternating which way goes first; it leaves each way's times
-// sorted.
+// compare pushes each way once untimed (so that neither pays for first
+// use: the peer's metadata, connections where the transport keeps them,
+// cold caches), then rounds times, timing each push and alternating which
+// way goes first; it leaves each way's times sorted.
 func compare(ctx context.Context, e *transfer.Engine, ways []*way, rounds int) error {
 	push := func(w *way) (time.Duration, error) {
 		t := time.Now()
@@ -365,6 +366,15 @@ func roundRatios(ways []*way) []float64 {
 	}
 	slices.Sort(r)
 	return r
+}
+
+// gbps prints bytes per second as GB/s (10^9 bytes), with three decimals
+// below 0.1 so that a slow push does not print as 0.00 or 0.01.
+func gbps(bytesPerSec float64) string {
+	if v := bytesPerSec / 1e9; v < 0.1 {
+		return fmt.Sprintf("%6.3f GB/s", v)
+	}
+	return fmt.Sprintf("%6.2f GB/s", bytesPerSec/1e9)
 }
 
 // ms prints a duration in milliseconds with three significant digits.

@@ -57,7 +57,7 @@ func TestPushAndVerify(t *testing.T) {
 	if err := run(ctx, o, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"5 requests coalesced", "80 one per buffer", "then 5 rounds", "coalesced: ",
+	for _, want := range []string{"5 requests coalesced", "80 one per buffer", "then 5 timed rounds", "coalesced: ",
 		"push: 16 pages in 5 requests", "notification sent", "decode: verified 16 pages"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
