@@ -4,6 +4,14 @@
 // layout, in one batch with one notification at the end, and the decode
 // side checks every byte.
 //
+// Before that push it compares two ways of sending the same pages:
+// coalesced (hostcache.Peer merges runs of consecutive rows: 61 requests
+// for 128 pages) and one request per page buffer (7,808). Each way is
+// pushed once untimed, so that neither pays for first use (the peer's
+// metadata, connections where the transport keeps them, cold caches), then
+// -rounds times, alternating which way goes first; it prints each way's
+// median and range and the ratio of the medians.
+//
 //	mooncake-pd                       both engines in this process (the default build: embedded)
 //	mooncake-pd -processes 2          the decode side in a child process (native build: over TCP)
 //
@@ -22,6 +30,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,6 +50,7 @@ type options struct {
 	pageSize  int
 	layers    int
 	processes int
+	rounds    int
 	role      string
 	seed      uint64
 	timeout   time.Duration
@@ -61,6 +71,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.pageSize, "page-size", 1, "tokens per page")
 	fs.IntVar(&o.layers, "layers", 61, "layers of the MLA pool (DeepSeek-V3: 61; 576 bf16 latent per token and layer)")
 	fs.IntVar(&o.processes, "processes", 1, "1: both engines here; 2: the decode side in a child process")
+	fs.IntVar(&o.rounds, "rounds", 5, "timed rounds of each way of pushing (after one untimed push of each)")
 	fs.StringVar(&o.role, "role", "", "internal: decode, for the child of -processes 2")
 	fs.Uint64Var(&o.seed, "seed", uint64(time.Now().UnixNano()), "seed of the page contents")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up after this long")
@@ -72,6 +83,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.pages <= 0 || o.pageSize <= 0 || o.layers <= 0 || o.pages > 1<<16 {
 		return nil, errors.New("pages (1..65536), page-size and layers must be positive")
+	}
+	if o.rounds <= 0 {
+		return nil, errors.New("-rounds must be positive")
 	}
 	if o.processes != 1 && o.processes != 2 {
 		return nil, errors.New("-processes is 1 or 2")
@@ -237,33 +251,40 @@ func run(ctx context.Context, o *options, out io.Writer) error {
 		return err
 	}
 	plan := time.Since(t0)
-	reqs := connect.AppendRequests(nil, seg.Handle(), copies)
-	total := uint64(o.pages) * uint64(o.layers) * uint64(o.pageSize) * 1152
-	msg := fmt.Sprintf("%d %d", o.pages, o.seed)
-	t1 := time.Now()
-	sum, err := prefill.e.TransferNotify(ctx, reqs, transfer.Notification{Name: "pages", Message: msg})
-	if err != nil {
-		return fmt.Errorf("push: %w", err)
-	}
-	elapsed := time.Since(t1)
-	fmt.Fprintf(out, "push: %d pages in %d requests (plan %v), %.1f MiB in %v: %.2f GB/s, notification %s\n",
-		o.pages, len(reqs), plan.Round(time.Microsecond), float64(sum.Bytes)/(1<<20), elapsed.Round(time.Microsecond),
-		float64(total)/elapsed.Seconds()/1e9, notifyWord(sum.Notify))
-
 	// The same pages, one request per page buffer: what coalescing saves.
 	per, err := peer.AppendPushPerBuffer(nil, send, recv)
 	if err != nil {
 		return err
 	}
-	perReqs := connect.AppendRequests(nil, seg.Handle(), per)
-	t2 := time.Now()
-	if _, err := prefill.e.Transfer(ctx, perReqs); err != nil {
-		return fmt.Errorf("push per buffer: %w", err)
+	ways := []*way{
+		{name: "coalesced", reqs: connect.AppendRequests(nil, seg.Handle(), copies)},
+		{name: "one per buffer", reqs: connect.AppendRequests(nil, seg.Handle(), per)},
 	}
-	perElapsed := time.Since(t2)
-	fmt.Fprintf(out, "same pages, one request per buffer: %d requests in %v: %.2f GB/s (coalesced: %.1fx)\n",
-		len(perReqs), perElapsed.Round(time.Microsecond), float64(total)/perElapsed.Seconds()/1e9,
-		perElapsed.Seconds()/elapsed.Seconds())
+	total := uint64(o.pages) * uint64(o.layers) * uint64(o.pageSize) * 1152
+	fmt.Fprintf(out, "plan: %d pages, %.1f MiB: %d requests coalesced (planned in %v), %d one per buffer\n",
+		o.pages, float64(total)/(1<<20), len(ways[0].reqs), plan.Round(time.Microsecond), len(ways[1].reqs))
+	fmt.Fprintf(out, "warm-up: each way pushed once, untimed; then %d timed rounds, alternating which goes first\n", o.rounds)
+	if err := compare(ctx, prefill.e, ways, o.rounds); err != nil {
+		return err
+	}
+	for _, w := range ways {
+		med, lo, hi := w.median(), w.times[0], w.times[len(w.times)-1]
+		fmt.Fprintf(out, "  %-15s %5d requests: median %-9s %s  (runs %s–%s)\n",
+			w.name, len(w.reqs), ms(med), gbps(float64(total)/med.Seconds()), ms(lo), ms(hi))
+	}
+	ratios := roundRatios(ways)
+	fmt.Fprintf(out, "coalesced: %.1fx (ratio of the medians; per round %.1fx–%.1fx)\n",
+		ways[1].median().Seconds()/ways[0].median().Seconds(), ratios[0], ratios[len(ratios)-1])
+
+	// The push the decode side waits for: coalesced, with one notification.
+	msg := fmt.Sprintf("%d %d", o.pages, o.seed)
+	t1 := time.Now()
+	sum, err := prefill.e.TransferNotify(ctx, ways[0].reqs, transfer.Notification{Name: "pages", Message: msg})
+	if err != nil {
+		return fmt.Errorf("push: %w", err)
+	}
+	fmt.Fprintf(out, "push: %d pages in %d requests, %.1f MiB in %s, notification %s\n",
+		o.pages, len(ways[0].reqs), float64(sum.Bytes)/(1<<20), ms(time.Since(t1)), notifyWord(sum.Notify))
 
 	// The decode side checks the pages it received.
 	var verdict string
@@ -285,6 +306,88 @@ func run(ctx context.Context, o *options, out io.Writer) error {
 		return errors.New("the decode side did not verify the pages")
 	}
 	return nil
+}
+
+// way is one way of pushing the pages, with its timed runs.
+type way struct {
+	name  string
+	reqs  []transfer.Request
+	times []time.Duration // in round order until compare sorts them
+	order []time.Duration // in round order
+}
+
+func (w *way) median() time.Duration {
+	n := len(w.times)
+	if n%2 == 1 {
+		return w.times[n/2]
+	}
+	return (w.times[n/2-1] + w.times[n/2]) / 2
+}
+
+// compare pushes each way once untimed (so that neither pays for first
+// use: the peer's metadata, connections where the transport keeps them,
+// cold caches), then rounds times, timing each push and alternating which
+// way goes first; it leaves each way's times sorted.
+func compare(ctx context.Context, e *transfer.Engine, ways []*way, rounds int) error {
+	push := func(w *way) (time.Duration, error) {
+		t := time.Now()
+		if _, err := e.Transfer(ctx, w.reqs); err != nil {
+			return 0, fmt.Errorf("push %s: %w", w.name, err)
+		}
+		return time.Since(t), nil
+	}
+	for _, w := range ways {
+		if _, err := push(w); err != nil {
+			return err
+		}
+	}
+	for r := 0; r < rounds; r++ {
+		for i := range ways {
+			w := ways[(i+r)%len(ways)]
+			d, err := push(w)
+			if err != nil {
+				return err
+			}
+			w.order = append(w.order, d)
+		}
+	}
+	for _, w := range ways {
+		w.times = append(w.times[:0], w.order...)
+		slices.Sort(w.times)
+	}
+	return nil
+}
+
+// roundRatios is, round by round, the second way's time over the first's,
+// sorted.
+func roundRatios(ways []*way) []float64 {
+	r := make([]float64, len(ways[0].order))
+	for i := range r {
+		r[i] = ways[1].order[i].Seconds() / ways[0].order[i].Seconds()
+	}
+	slices.Sort(r)
+	return r
+}
+
+// gbps prints bytes per second as GB/s (10^9 bytes), with three decimals
+// below 0.1 so that a slow push does not print as 0.00 or 0.01.
+func gbps(bytesPerSec float64) string {
+	if v := bytesPerSec / 1e9; v < 0.1 {
+		return fmt.Sprintf("%6.3f GB/s", v)
+	}
+	return fmt.Sprintf("%6.2f GB/s", bytesPerSec/1e9)
+}
+
+// ms prints a duration in milliseconds with three significant digits.
+func ms(d time.Duration) string {
+	v := float64(d) / float64(time.Millisecond)
+	switch {
+	case v < 10:
+		return fmt.Sprintf("%.2f ms", v)
+	case v < 100:
+		return fmt.Sprintf("%.1f ms", v)
+	}
+	return fmt.Sprintf("%.0f ms", v)
 }
 
 func pfSuffix(o *options) string {

@@ -57,7 +57,8 @@ func TestPushAndVerify(t *testing.T) {
 	if err := run(ctx, o, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"16 pages in 5 requests", "notification sent", "decode: verified 16 pages", "one request per buffer: 80 requests"} {
+	for _, want := range []string{"5 requests coalesced", "80 one per buffer", "then 5 timed rounds", "coalesced: ",
+		"push: 16 pages in 5 requests", "notification sent", "decode: verified 16 pages"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -65,7 +66,7 @@ func TestPushAndVerify(t *testing.T) {
 }
 
 func TestFlags(t *testing.T) {
-	for _, args := range [][]string{{"-pages", "0"}, {"-layers", "-1"}, {"-processes", "3"}, {"stray"}, {"-pages", "70000"}} {
+	for _, args := range [][]string{{"-pages", "0"}, {"-layers", "-1"}, {"-processes", "3"}, {"stray"}, {"-pages", "70000"}, {"-rounds", "0"}} {
 		if _, err := parse(args, io.Discard); err == nil {
 			t.Errorf("%q accepted", args)
 		}
@@ -74,5 +75,21 @@ func TestFlags(t *testing.T) {
 		if _, err := parse([]string{"-processes", "2"}, io.Discard); err == nil {
 			t.Error("two processes accepted on the embedded engine")
 		}
+	}
+}
+
+// TestMedianAndRatios: the median of odd and even counts, and the ratios
+// taken round by round (not from the sorted times).
+func TestMedianAndRatios(t *testing.T) {
+	ms := time.Millisecond
+	odd := &way{times: []time.Duration{1 * ms, 2 * ms, 9 * ms}}
+	even := &way{times: []time.Duration{1 * ms, 2 * ms, 4 * ms, 9 * ms}}
+	if odd.median() != 2*ms || even.median() != 3*ms {
+		t.Errorf("medians %v, %v", odd.median(), even.median())
+	}
+	a := &way{order: []time.Duration{1 * ms, 2 * ms}}
+	b := &way{order: []time.Duration{8 * ms, 4 * ms}}
+	if r := roundRatios([]*way{a, b}); len(r) != 2 || r[0] != 2 || r[1] != 8 {
+		t.Errorf("ratios %v, want [2 8]", r)
 	}
 }

@@ -42,7 +42,8 @@ func (g *Gate) Enter() bool {
 // other calls in flight it does not: their goroutines already give the
 // scheduler its points, and a yield would send this one to the global run
 // queue to wait for a P again before its next call, which halved the
-// throughput of 16 concurrent callers on 2 Ps (docs/benchmarks.md).
+// throughput of 16 concurrent callers on 2 Ps
+// (docs/notes/2026-12-01-found-on-the-way.md).
 func (g *Gate) Leave() {
 	if g.leave() && YieldAfterCalls && !g.NoYield {
 		yieldNow()
