@@ -16,7 +16,7 @@ import (
 // two monotonic clock reads and a few atomic adds on counters of the
 // connection (no lock, no allocation): 105-111 ns per call on the 2-vCPU VM
 // (BenchmarkStatsSingle; the clock reads are about 60 of it), where a
-// single 4 KiB get from real Mooncake over loopback takes about 110 µs
+// single 4 KiB get from real Mooncake over loopback takes well over 100 µs
 // (docs/benchmarks.md). So it is always on; Stats copies the counters out.
 
 // statOps are the operations counted, in the order of the counters.
