@@ -68,17 +68,13 @@ func Open(cfg Config) (*Engine, error) {
 	if cabi.BackendName() == "none (built without cgo)" {
 		return nil, &Error{Op: OpOpen, Err: ErrNoCgo}
 	}
-	for _, s := range []string{cfg.MetadataServer, cfg.LocalServerName, cfg.Host, cfg.Protocol, cfg.DeviceNames, cfg.NICPriorityMatrix} {
-		if strings.IndexByte(s, 0) >= 0 {
-			return nil, argErr(OpOpen, "", fmt.Sprintf("config string %q contains NUL", s))
-		}
+	cfg, err := cfg.check()
+	if err != nil {
+		return nil, &Error{Op: OpOpen, Code: ErrInvalidArgument, Err: err}
 	}
 	protocol := cfg.Protocol
 	if protocol == "" {
 		protocol = "tcp"
-	}
-	if protocol != "tcp" && protocol != "rdma" && protocol != "none" {
-		return nil, argErr(OpOpen, "", fmt.Sprintf("protocol %q is not tcp, rdma or none", protocol))
 	}
 	h, rc, msg := ctransfer.Create(&ctransfer.Config{
 		MetadataServer:  cfg.MetadataServer,

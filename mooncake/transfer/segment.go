@@ -3,7 +3,6 @@ package transfer
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // SegmentHandle names an open segment in a Request. It is a validated handle:
@@ -29,11 +28,11 @@ type Buffer struct {
 // OpenSegment opens the segment of the engine named name (its
 // SegmentName). An unknown name is ErrMetadata.
 func (e *Engine) OpenSegment(name string) (*Segment, error) {
-	if strings.TrimLeft(name, "/") == "" {
-		return nil, argErr(OpOpenSegment, name, "empty segment name")
-	}
-	if strings.IndexByte(name, 0) >= 0 {
-		return nil, argErr(OpOpenSegment, name, "segment name contains NUL")
+	// A peer's name may come without a port (P2PHANDSHAKE hosts): the
+	// engine reports what it cannot find.
+	name, err := segmentName(name, false)
+	if err != nil {
+		return nil, &Error{Op: OpOpenSegment, Code: ErrInvalidArgument, Err: err}
 	}
 	if !e.enter() {
 		return nil, closedErr(OpOpenSegment)
@@ -43,7 +42,7 @@ func (e *Engine) OpenSegment(name string) (*Segment, error) {
 	if rc != 0 {
 		return nil, codeErr(OpOpenSegment, name, rc)
 	}
-	return &Segment{e: e, id: SegmentHandle(id), name: strings.TrimLeft(name, "/")}, nil
+	return &Segment{e: e, id: SegmentHandle(id), name: name}, nil
 }
 
 // Handle is what requests name the segment by (Request.Segment); 0, which
