@@ -108,7 +108,7 @@ func (s *Store) putBatch(op Op, keys []string, values [][]byte) error {
 		return closedErr(op, "")
 	}
 	t0 := now()
-	rc := s.c().handle.PutBatch(&ks.k, pn.addrs, pn.sizes, &s.cpolicy, op == OpUpsertBatch)
+	rc := s.c().handle.PutBatch(ks.k.Buf, ks.k.Offsets, pn.addrs, pn.sizes, &s.cpolicy, op == OpUpsertBatch)
 	s.c().stats.whole(op, t0, len(keys), int64(rc), pn.total)
 	s.c().gate.Leave()
 	_, err := batchResult(op, &ks.k, rc, nil)

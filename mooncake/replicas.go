@@ -107,7 +107,7 @@ func (s *Store) BatchGetReplicaDesc(keys []string, results []int64) (replicas []
 func (s *Store) BatchReplicaClear(keys []string, segment string, results []int64) ([]int64, error) {
 	return s.keysCall(OpBatchReplicaClear, keys, results, func(k *hostmem.Keys, res []int64) ([]int64, error) {
 		return s.packedKeysCall(OpBatchReplicaClear, k, res, func(h cstore.Client, k *hostmem.Keys, res []int64) int32 {
-			return h.BatchReplicaClear(k, segment, res)
+			return h.BatchReplicaClear(k.Buf, k.Offsets, segment, res)
 		})
 	})
 }
@@ -117,7 +117,7 @@ func (s *Store) batchReplicaDesc(k *hostmem.Keys, res []int64) ([][]Replica, []i
 		return nil, nil, closedErr(OpBatchGetReplicaDesc, "")
 	}
 	t0 := now()
-	descs, rc := s.c().handle.BatchGetReplicaDesc(k, res)
+	descs, rc := s.c().handle.BatchGetReplicaDesc(k.Buf, k.Offsets, res)
 	s.c().stats.batch(OpBatchGetReplicaDesc, t0, rc, res, nil)
 	s.c().gate.Leave()
 	if _, err := batchResult(OpBatchGetReplicaDesc, k, rc, res); err != nil {

@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
-	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // This file lets the module build with CGO_ENABLED=0 (so that pure-Go
@@ -15,9 +14,6 @@ import (
 
 // Client is an opaque handle; without cgo it can never be valid.
 type Client struct{ _ uintptr }
-
-// Keys is a packed key list, the form every batch call takes.
-type Keys = hostmem.Keys
 
 func Create() (Client, int32)                  { return Client{}, cabi.CodeNoCgo }
 func (c Client) Destroy()                      {}
@@ -41,38 +37,40 @@ func (c Client) PutFrom(string, uintptr, uint64, *Replicate) int32    { return c
 func (c Client) UpsertFrom(string, uintptr, uint64, *Replicate) int32 { return cabi.CodeNoCgo }
 func (c Client) GetInto(string, uintptr, uint64) int64                { return cabi.CodeNoCgo }
 
-func (c Client) BatchPutFrom(k *Keys, _ []uintptr, _ []uint64, _ *Replicate, r []int64) int32 {
+func (c Client) BatchPutFrom(_ []byte, _ []uint64, _ []uintptr, _ []uint64, _ *Replicate, r []int64) int32 {
 	return fail(r)
 }
-func (c Client) BatchUpsertFrom(k *Keys, _ []uintptr, _ []uint64, _ *Replicate, r []int64) int32 {
+func (c Client) BatchUpsertFrom(_ []byte, _ []uint64, _ []uintptr, _ []uint64, _ *Replicate, r []int64) int32 {
 	return fail(r)
 }
-func (c Client) BatchGetInto(k *Keys, _ []uintptr, _ []uint64, r []int64) int32 { return fail(r) }
-func (c Client) BatchPutFromMultiBuffers(k *Keys, _ []uintptr, _ []uint64, _ []uint64, _ *Replicate, r []int64) int32 {
+func (c Client) BatchGetInto(_ []byte, _ []uint64, _ []uintptr, _ []uint64, r []int64) int32 {
 	return fail(r)
 }
-func (c Client) BatchUpsertFromMultiBuffers(k *Keys, _ []uintptr, _ []uint64, _ []uint64, _ *Replicate, r []int64) int32 {
+func (c Client) BatchPutFromMultiBuffers(_ []byte, _ []uint64, _ []uintptr, _ []uint64, _ []uint64, _ *Replicate, r []int64) int32 {
 	return fail(r)
 }
-func (c Client) BatchGetIntoMultiBuffers(k *Keys, _ []uintptr, _ []uint64, _ []uint64, _ bool, r []int64) int32 {
+func (c Client) BatchUpsertFromMultiBuffers(_ []byte, _ []uint64, _ []uintptr, _ []uint64, _ []uint64, _ *Replicate, r []int64) int32 {
 	return fail(r)
 }
-func (c Client) IsExist(string) int32                   { return cabi.CodeNoCgo }
-func (c Client) BatchIsExist(k *Keys, r []int64) int32  { return fail(r) }
-func (c Client) GetSize(string) int64                   { return cabi.CodeNoCgo }
-func (c Client) Remove(string, bool) int32              { return cabi.CodeNoCgo }
-func (c Client) RemoveByRegex(string, bool) int64       { return cabi.CodeNoCgo }
-func (c Client) BatchRemove(*Keys, bool, []int64) int32 { return cabi.CodeNoCgo }
-func (c Client) BatchReplicaClear(*Keys, string, []int64) int32 {
+func (c Client) BatchGetIntoMultiBuffers(_ []byte, _ []uint64, _ []uintptr, _ []uint64, _ []uint64, _ bool, r []int64) int32 {
+	return fail(r)
+}
+func (c Client) IsExist(string) int32                               { return cabi.CodeNoCgo }
+func (c Client) BatchIsExist(_ []byte, _ []uint64, r []int64) int32 { return fail(r) }
+func (c Client) GetSize(string) int64                               { return cabi.CodeNoCgo }
+func (c Client) Remove(string, bool) int32                          { return cabi.CodeNoCgo }
+func (c Client) RemoveByRegex(string, bool) int64                   { return cabi.CodeNoCgo }
+func (c Client) BatchRemove([]byte, []uint64, bool, []int64) int32  { return cabi.CodeNoCgo }
+func (c Client) BatchReplicaClear([]byte, []uint64, string, []int64) int32 {
 	return cabi.CodeNoCgo
 }
-func (c Client) BatchGetReplicaDesc(*Keys, []int64) ([]ReplicaDesc, int32) {
+func (c Client) BatchGetReplicaDesc([]byte, []uint64, []int64) ([]ReplicaDesc, int32) {
 	return nil, cabi.CodeNoCgo
 }
 func (c Client) PutParts(string, []uintptr, []uint64, *Replicate, bool) int32 {
 	return cabi.CodeNoCgo
 }
-func (c Client) PutBatch(*Keys, []uintptr, []uint64, *Replicate, bool) int32 {
+func (c Client) PutBatch([]byte, []uint64, []uintptr, []uint64, *Replicate, bool) int32 {
 	return cabi.CodeNoCgo
 }
 func (c Client) RemoveAll(bool) int64 { return cabi.CodeNoCgo }
@@ -95,14 +93,18 @@ func fail(r []int64) int32 {
 // Capabilities: none without cgo.
 func Capabilities() uint32 { return 0 }
 
-func (c Client) BatchGetSessionStart(_ *Keys, r []int64) int32                     { return fail(r) }
-func (c Client) BatchGetIntoMultiBufferRanges(_ *Keys, _ *Ranges, r []int64) int32 { return fail(r) }
-func (c Client) BatchGetSessionEnd(*Keys) int32                                    { return cabi.CodeNoCgo }
-func (c Client) BatchPutSessionStart(_ *Keys, _ []uint64, _ *Replicate, r []int64) int32 {
+func (c Client) BatchGetSessionStart(_ []byte, _ []uint64, r []int64) int32 { return fail(r) }
+func (c Client) BatchGetIntoMultiBufferRanges(_ []byte, _ []uint64, _ *Ranges, r []int64) int32 {
 	return fail(r)
 }
-func (c Client) BatchPutFromMultiBufferRanges(_ *Keys, _ *Ranges, r []int64) int32 { return fail(r) }
-func (c Client) BatchPutSessionSettle(_ *Keys, _ bool, r []int64) int32            { return fail(r) }
+func (c Client) BatchGetSessionEnd([]byte, []uint64) int32 { return cabi.CodeNoCgo }
+func (c Client) BatchPutSessionStart(_ []byte, _ []uint64, _ []uint64, _ *Replicate, r []int64) int32 {
+	return fail(r)
+}
+func (c Client) BatchPutFromMultiBufferRanges(_ []byte, _ []uint64, _ *Ranges, r []int64) int32 {
+	return fail(r)
+}
+func (c Client) BatchPutSessionSettle(_ []byte, _ []uint64, _ bool, r []int64) int32 { return fail(r) }
 
 func (c Client) CreateCopyTask(string, []string) (SegmentID, int32) {
 	return SegmentID{}, cabi.CodeNoCgo
@@ -110,7 +112,7 @@ func (c Client) CreateCopyTask(string, []string) (SegmentID, int32) {
 func (c Client) CreateMoveTask(string, string, string) (SegmentID, int32) {
 	return SegmentID{}, cabi.CodeNoCgo
 }
-func (c Client) QueryTask(SegmentID) (TaskInfo, int32)             { return TaskInfo{}, cabi.CodeNoCgo }
-func (c Client) GetIntoRanges(_ *Keys, _ *Ranges, r []int64) int32 { return fail(r) }
-func (c Client) UnmountLocalDiskSegment(uint64) int32              { return cabi.CodeNoCgo }
-func (c Client) OffloadRPCReadCount() int64                        { return cabi.CodeNoCgo }
+func (c Client) QueryTask(SegmentID) (TaskInfo, int32)                          { return TaskInfo{}, cabi.CodeNoCgo }
+func (c Client) GetIntoRanges(_ []byte, _ []uint64, _ *Ranges, r []int64) int32 { return fail(r) }
+func (c Client) UnmountLocalDiskSegment(uint64) int32                           { return cabi.CodeNoCgo }
+func (c Client) OffloadRPCReadCount() int64                                     { return cabi.CodeNoCgo }
