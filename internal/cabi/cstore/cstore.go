@@ -468,7 +468,9 @@ func nKeys(keyOffs []uint64) C.size_t { return C.size_t(max(len(keyOffs)-1, 0)) 
 var noKeyBytes byte
 
 // MaxKeyLen is MCGO_MAX_KEY_LEN, for the test that pins mooncake.MaxKeyLen
-// to the header.
+// to the header (a cgo test: without cgo there is no header to read).
+//
+//nocgo:omit
 const MaxKeyLen = C.MCGO_MAX_KEY_LEN
 
 // The Go and C layouts of a segment id must agree: ids cross as arrays.
