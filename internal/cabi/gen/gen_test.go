@@ -1,41 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func root(t *testing.T) string {
-	t.Helper()
-	r, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+	"github.com/mooncake-go/mooncake-go/internal/genfile"
+)
 
 // TestGeneratedFilesAreCurrent fails when a cgo declaration changed and go
 // generate was not run, or when a stub file was edited by hand.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
-	r := root(t)
-	files, err := generate(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) != len(targets) {
-		t.Fatalf("generated %d files, want %d", len(files), len(targets))
-	}
-	for path, want := range files {
-		got, err := os.ReadFile(filepath.Join(r, path))
-		if err != nil {
-			t.Fatalf("%s: %v (run go generate ./internal/cabi)", path, err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run go generate ./internal/cabi", path)
-		}
+	if err := genfile.Current(generate, len(targets), "./internal/cabi"); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -32,12 +32,13 @@ import (
 	"go/parser"
 	"go/printer"
 	"go/token"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mooncake-go/mooncake-go/internal/genfile"
 )
 
 // target is one package that gets a stub file.
@@ -61,29 +62,7 @@ const stubFile = "nocgo_gen.go"
 // message is what a string result that follows a code says.
 const message = "built without cgo"
 
-func main() {
-	root, err := moduleRoot()
-	if err == nil {
-		err = write(root)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "cabi/gen:", err)
-		os.Exit(1)
-	}
-}
-
-func write(root string) error {
-	files, err := generate(root)
-	if err != nil {
-		return err
-	}
-	for path, data := range files {
-		if err := os.WriteFile(filepath.Join(root, path), data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func main() { genfile.Main("cabi/gen", generate) }
 
 // generate returns every generated file by its path under root.
 func generate(root string) (map[string][]byte, error) {
@@ -96,23 +75,6 @@ func generate(root string) (map[string][]byte, error) {
 		out[filepath.Join(t.dir, stubFile)] = data
 	}
 	return out, nil
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // cgoOnlyFiles returns the files of dir that a build with cgo compiles and
