@@ -161,17 +161,17 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 	var rc int32
 	switch op {
 	case OpBatchPutFrom:
-		rc = h.BatchPutFrom(k, a, sz, &s.cpolicy, res)
+		rc = h.BatchPutFrom(k.Buf, k.Offsets, a, sz, &s.cpolicy, res)
 	case OpBatchUpsertFrom:
-		rc = h.BatchUpsertFrom(k, a, sz, &s.cpolicy, res)
+		rc = h.BatchUpsertFrom(k.Buf, k.Offsets, a, sz, &s.cpolicy, res)
 	case OpBatchGetInto:
-		rc = h.BatchGetInto(k, a, sz, res)
+		rc = h.BatchGetInto(k.Buf, k.Offsets, a, sz, res)
 	case OpBatchPutFromMultiBuffers:
-		rc = h.BatchPutFromMultiBuffers(k, a, sz, o, &s.cpolicy, res)
+		rc = h.BatchPutFromMultiBuffers(k.Buf, k.Offsets, a, sz, o, &s.cpolicy, res)
 	case OpBatchUpsertFromMultiBuffers:
-		rc = h.BatchUpsertFromMultiBuffers(k, a, sz, o, &s.cpolicy, res)
+		rc = h.BatchUpsertFromMultiBuffers(k.Buf, k.Offsets, a, sz, o, &s.cpolicy, res)
 	default:
-		rc = h.BatchGetIntoMultiBuffers(k, a, sz, o, s.policy.PreferAllocInSameNode, res)
+		rc = h.BatchGetIntoMultiBuffers(k.Buf, k.Offsets, a, sz, o, s.policy.PreferAllocInSameNode, res)
 	}
 	if op == OpBatchGetInto || op == OpBatchGetIntoMultiBuffers {
 		s.c().stats.batch(op, t0, rc, res, nil)
@@ -191,7 +191,7 @@ func (s *Store) BatchIsExist(keys *hostmem.Keys, results []int64) ([]int64, erro
 		return nil, err
 	}
 	return s.packedKeysCall(OpBatchIsExist, k, results, func(h cstore.Client, k *hostmem.Keys, res []int64) int32 {
-		return h.BatchIsExist(k, res)
+		return h.BatchIsExist(k.Buf, k.Offsets, res)
 	})
 }
 
@@ -206,7 +206,7 @@ func (s *Store) BatchRemove(keys *hostmem.Keys, force bool, results []int64) ([]
 		return nil, err
 	}
 	return s.packedKeysCall(OpBatchRemove, k, results, func(h cstore.Client, k *hostmem.Keys, res []int64) int32 {
-		return h.BatchRemove(k, force, res)
+		return h.BatchRemove(k.Buf, k.Offsets, force, res)
 	})
 }
 

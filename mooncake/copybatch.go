@@ -112,7 +112,7 @@ func (s *Store) putBatch(op Op, keys *hostmem.Keys, values [][]byte) error {
 		return closedErr(op, "")
 	}
 	t0 := now()
-	rc := s.c().handle.PutBatch(k, pn.addrs, pn.sizes, &s.cpolicy, op == OpUpsertBatch)
+	rc := s.c().handle.PutBatch(k.Buf, k.Offsets, pn.addrs, pn.sizes, &s.cpolicy, op == OpUpsertBatch)
 	s.c().stats.whole(op, t0, k.Len(), int64(rc), pn.total)
 	s.c().gate.Leave()
 	if rc != 0 {

@@ -114,7 +114,7 @@ func (s *Store) BatchReplicaClear(keys *hostmem.Keys, segment string, results []
 		return nil, err
 	}
 	return s.packedKeysCall(OpBatchReplicaClear, k, results, func(h cstore.Client, k *hostmem.Keys, res []int64) int32 {
-		return h.BatchReplicaClear(k, segment, res)
+		return h.BatchReplicaClear(k.Buf, k.Offsets, segment, res)
 	})
 }
 
@@ -124,7 +124,7 @@ func (s *Store) batchReplicaDesc(k *hostmem.Keys, results []int64) ([][]Replica,
 		return nil, nil, closedErr(OpBatchGetReplicaDesc, "")
 	}
 	t0 := now()
-	descs, rc := s.c().handle.BatchGetReplicaDesc(k, res)
+	descs, rc := s.c().handle.BatchGetReplicaDesc(k.Buf, k.Offsets, res)
 	s.c().stats.batch(OpBatchGetReplicaDesc, t0, rc, res, nil)
 	s.c().gate.Leave()
 	res, err := batchResult(OpBatchGetReplicaDesc, k, rc, res)

@@ -161,7 +161,7 @@ func (s *Store) StartGetSession(keys *hostmem.Keys, results []int64) (*GetSessio
 	}
 	c.sessMu.Unlock()
 	err = sc.send(s, op, res, func(h cstore.Client, k *hostmem.Keys, r []int64) int32 {
-		return h.BatchGetSessionStart(k, r)
+		return h.BatchGetSessionStart(k.Buf, k.Offsets, r)
 	})
 	for _, i := range sc.index {
 		if err != nil || res[i] != 0 {
@@ -215,7 +215,7 @@ func (g *GetSession) ReadRanges(reqs []KeyRanges, results []int64) ([]int64, err
 	}
 	g.mu.Unlock()
 	err := sc.send(g.st, op, res, func(h cstore.Client, k *hostmem.Keys, r []int64) int32 {
-		return h.BatchGetIntoMultiBufferRanges(k, &sc.r, r)
+		return h.BatchGetIntoMultiBufferRanges(k.Buf, k.Offsets, &sc.r, r)
 	})
 	if err != nil {
 		return nil, err
@@ -256,7 +256,7 @@ func (g *GetSession) End() error {
 	if !c.gate.Enter() {
 		return nil // closed: the client and its sessions are gone
 	}
-	rc := c.handle.BatchGetSessionEnd(&sc.k)
+	rc := c.handle.BatchGetSessionEnd(sc.k.Buf, sc.k.Offsets)
 	c.gate.Leave()
 	_, err := callResult(op, rc, nil)
 	return err
@@ -317,7 +317,7 @@ func (s *Store) StartPutSession(keys *hostmem.Keys, sizes []uint64, results []in
 		sc.add(i, k, nil)
 	}
 	err = sc.send(s, op, res, func(h cstore.Client, k *hostmem.Keys, r []int64) int32 {
-		return h.BatchPutSessionStart(k, sizes, &s.cpolicy, r)
+		return h.BatchPutSessionStart(k.Buf, k.Offsets, sizes, &s.cpolicy, r)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -352,7 +352,7 @@ func (p *PutSession) WriteRanges(reqs []KeyRanges, results []int64) ([]int64, er
 	}
 	p.mu.Unlock()
 	err := sc.send(p.st, op, res, func(h cstore.Client, k *hostmem.Keys, r []int64) int32 {
-		return h.BatchPutFromMultiBufferRanges(k, &sc.r, r)
+		return h.BatchPutFromMultiBufferRanges(k.Buf, k.Offsets, &sc.r, r)
 	})
 	if err != nil {
 		return nil, err
@@ -406,7 +406,7 @@ func (p *PutSession) settle(op Op, commit bool, results []int64) ([]int64, error
 		}
 	}
 	err := sc.send(p.st, op, res, func(h cstore.Client, k *hostmem.Keys, r []int64) int32 {
-		return h.BatchPutSessionSettle(k, commit, r)
+		return h.BatchPutSessionSettle(k.Buf, k.Offsets, commit, r)
 	})
 	if err != nil {
 		return nil, err
@@ -449,7 +449,7 @@ func (s *Store) GetIntoRanges(reqs []KeyRanges, results []int64) ([]int64, error
 		return nil, closedErr(op, "")
 	}
 	t0 := now()
-	rc := c.handle.GetIntoRanges(&sc.k, &sc.r, res)
+	rc := c.handle.GetIntoRanges(sc.k.Buf, sc.k.Offsets, &sc.r, res)
 	c.stats.batch(op, t0, rc, res, nil) // a "key" of this call is one range
 	c.gate.Leave()
 	if rc != 0 {

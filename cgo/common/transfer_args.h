@@ -1,14 +1,17 @@
 // transfer_args.h: the argument rules of mcgo/transfer.h, shared by both
-// backends so that they refuse the same inputs with the same codes.
+// backends so that they refuse the same inputs with the same codes, and the
+// frames both run their calls in (string results, mcgo_te_create).
 // Header-only, C++17.
 #ifndef MCGO_COMMON_TRANSFER_ARGS_H_
 #define MCGO_COMMON_TRANSFER_ARGS_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "common/guard.h"
 #include "mcgo/transfer.h"
 
 namespace mcgo::args {
@@ -89,6 +92,103 @@ inline int32_t RequestShapeOk(const mcgo_te_request &r) {
     return MCGO_TE_ERR_INVALID_ARGUMENT;
   }
   return MCGO_OK;
+}
+
+// ---- the argument checks of each call ---------------------------------------
+// Each returns whether the call may go on; a false is
+// MCGO_TE_ERR_INVALID_ARGUMENT. Outputs are cleared first, so that a refused
+// call leaves no stale value.
+
+// mcgo_te_open_segment: *seg is 0 until it succeeds.
+inline bool OpenSegmentArgsOk(const mcgo_te *e, const char *name, size_t name_len, uint64_t *seg) {
+  if (seg != nullptr) *seg = 0;
+  return e != nullptr && seg != nullptr && (name != nullptr || name_len == 0);
+}
+
+inline bool SegmentBuffersArgsOk(const mcgo_te *e, const uint64_t *addrs, const uint64_t *lens,
+                                 size_t cap, const size_t *total) {
+  return e != nullptr && total != nullptr && (cap == 0 || (addrs != nullptr && lens != nullptr));
+}
+
+// mcgo_te_batch_alloc: *batch is 0 until it succeeds.
+inline bool BatchAllocArgsOk(const mcgo_te *e, uint32_t capacity, uint64_t *batch) {
+  if (batch != nullptr) *batch = 0;
+  return e != nullptr && batch != nullptr && capacity <= MCGO_TE_MAX_BATCH;
+}
+
+inline bool BatchStatusArgsOk(const mcgo_te *e, const mcgo_te_task_status *tasks, size_t cap,
+                              const mcgo_te_batch_summary *summary) {
+  return e != nullptr && summary != nullptr && (cap == 0 || tasks != nullptr);
+}
+
+// mcgo_te_notify_recv: *n and *need are 0 until it succeeds.
+inline bool NotifyRecvArgsOk(const mcgo_te *e, const char *buf, uint64_t buf_cap,
+                             const uint64_t *name_lens, const uint64_t *msg_lens, size_t max_n,
+                             size_t *n, uint64_t *need) {
+  if (n != nullptr) *n = 0;
+  if (need != nullptr) *need = 0;
+  return e != nullptr && n != nullptr && (buf != nullptr || buf_cap == 0) &&
+         (max_n == 0 || (name_lens != nullptr && msg_lens != nullptr));
+}
+
+// The notification of mcgo_te_batch_submit, checked once the batch is
+// known: *with is whether there is one. MCGO_OK, or
+// MCGO_TE_ERR_INVALID_ARGUMENT for one without requests or one NotifyOk
+// refuses.
+inline int32_t SubmitNotifyOk(size_t n, const char *name, size_t name_len, const char *msg,
+                              size_t msg_len, bool *with) {
+  *with = name_len > 0 || msg_len > 0;
+  if (*with && (n == 0 || !NotifyOk(name, name_len, msg, msg_len))) {
+    return MCGO_TE_ERR_INVALID_ARGUMENT;
+  }
+  return MCGO_OK;
+}
+
+// Whether n more requests fit a batch of capacity that holds used.
+inline bool BatchFits(uint64_t capacity, uint64_t used, size_t n) {
+  return n <= capacity - std::min<uint64_t>(capacity, used);
+}
+
+// Hands out handle h of a table (0: the table is full).
+inline int32_t GiveHandle(uint64_t h, uint64_t *out) {
+  if (h == 0) return MCGO_TE_ERR_TOO_MANY_REQUESTS;
+  *out = h;
+  return MCGO_OK;
+}
+
+// A string result (segment name, address, topology): its length into *len
+// (when len is not NULL) and the string, NUL-terminated and cut to fit,
+// into buf. A NULL buf is refused only with a capacity.
+inline int32_t WriteString(const std::string &v, char *buf, size_t cap, size_t *len) {
+  if (buf == nullptr && cap > 0) return MCGO_TE_ERR_INVALID_ARGUMENT;
+  if (len != nullptr) *len = v.size();
+  WriteMessage(buf, cap, v);
+  return MCGO_OK;
+}
+
+// mcgo_te_create as both backends run it: the message and exception
+// boundary of MessageGuard, *out NULL until it succeeds, the config's rules
+// (a metadata string both accept, a local_server_name); then
+// make(metadata, name, fail) creates the engine, sets *out and returns
+// MCGO_OK, or returns fail(code, why).
+template <typename Make>
+int32_t CreateEngine(const mcgo_te_config *cfg, mcgo_te **out, char *errmsg, size_t errmsg_cap,
+                     Make &&make) {
+  auto body = [&](const auto &fail) -> int32_t {
+    if (out == nullptr || cfg == nullptr) {
+      return fail(MCGO_TE_ERR_INVALID_ARGUMENT, "NULL config or out");
+    }
+    *out = nullptr;
+    const std::string metadata = Str(cfg->metadata_server);
+    if (!MetadataOk(metadata)) {
+      return fail(MCGO_TE_ERR_INVALID_ARGUMENT,
+                  "metadata_server \"" + metadata + "\" is neither http(s)://... nor P2PHANDSHAKE");
+    }
+    const std::string name = Str(cfg->local_server_name);
+    if (name.empty()) return fail(MCGO_TE_ERR_INVALID_ARGUMENT, "local_server_name is empty");
+    return make(metadata, name, fail);
+  };
+  return MessageGuard("mcgo_te_create", MCGO_TE_ERR_INTERNAL, errmsg, errmsg_cap, body);
 }
 
 }  // namespace mcgo::args

@@ -3,8 +3,10 @@
 // (make native) into libmcgo_native.so; never compiled by cgo.
 //
 // Rules of this file:
-//   - every entry point catches every C++ exception (MCGO_TE_ERR_INTERNAL);
+//   - every entry point catches every C++ exception (MCGO_TE_ERR_INTERNAL,
+//     cgo/common/guard.h);
 //   - argument checks are the embedded engine's (cgo/common/transfer_args.h),
+//     and so is the summary of a batch (cgo/common/transfer_batch.h),
 //     and batches and segments are handles of our tables
 //     (cgo/common/handles.h), so a stale or double-freed id never reaches
 //     upstream, which would treat it as a pointer;
@@ -28,9 +30,10 @@
 #include <string_view>
 #include <vector>
 
-#include "common/args.h"
+#include "common/guard.h"
 #include "common/handles.h"
 #include "common/transfer_args.h"
+#include "common/transfer_batch.h"
 #include "mcgo/transfer.h"
 #include "transfer_engine.h"
 #include "transport/transport.h"
@@ -39,7 +42,8 @@
 
 namespace {
 
-using mcgo::args::WriteMessage;
+using mcgo::GuardTE;
+using mcgo::args::WriteString;
 using mooncake::TransferEngine;
 using mooncake::TransferMetadata;
 using mooncake::TransferRequest;
@@ -47,24 +51,8 @@ using mooncake::TransferStatus;
 using mooncake::TransferStatusEnum;
 using mooncake::Transport;
 
-template <typename F>
-int32_t Guard(F &&body) noexcept {
-  try {
-    return body();
-  } catch (...) {
-    return MCGO_TE_ERR_INTERNAL;
-  }
-}
-
 int32_t FromStatus(const mooncake::Status &st) {
   return st.ok() ? MCGO_OK : mcgo_te_code_from_status(static_cast<int32_t>(st.code()));
-}
-
-int32_t WriteString(const std::string &v, char *buf, size_t cap, size_t *len) {
-  if (buf == nullptr && cap > 0) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  if (len != nullptr) *len = v.size();
-  WriteMessage(buf, cap, v);
-  return MCGO_OK;
 }
 
 // The local segment's registered buffers (empty before a transport is
@@ -157,34 +145,21 @@ using mcgo::native::SegmentRef;
 // computes the summary; sends the notification once the batch is COMPLETED.
 int32_t Poll(mcgo_te *e, NativeBatch &b, mcgo_te_task_status *tasks, size_t cap,
              mcgo_te_batch_summary *out) {
-  mcgo_te_batch_summary sum{};
-  bool failed = false;
-  for (size_t i = 0; i < b.tasks; ++i) {
+  auto state = [&](size_t i, uint64_t *bytes) {
     TransferStatus st{};
     const mooncake::Status rs = e->engine->getTransferStatus(b.id, i, st);
-    int32_t state = rs.ok() ? TaskState(st.s) : MCGO_TE_FAILED;
-    const uint64_t bytes = state == MCGO_TE_COMPLETED ? st.transferred_bytes : 0;
-    if (state == MCGO_TE_FAILED) failed = true;
-    if (state != MCGO_TE_COMPLETED && state != MCGO_TE_FAILED) ++sum.in_flight;
-    sum.bytes += bytes;
-    if (i < cap) tasks[i] = mcgo_te_task_status{state, 0, bytes};
-  }
-  sum.tasks = b.tasks;
-  sum.state = failed ? MCGO_TE_FAILED : (sum.in_flight == 0 ? MCGO_TE_COMPLETED : MCGO_TE_WAITING);
-  if (b.notify == MCGO_TE_NOTIFY_PENDING) {
-    if (sum.state == MCGO_TE_FAILED) {
-      b.notify = MCGO_TE_NOTIFY_DROPPED;
-    } else if (sum.state == MCGO_TE_COMPLETED) {
-      TransferMetadata::NotifyDesc n;
-      n.name = b.notify_name;
-      n.notify_msg = b.notify_msg;
-      const int rc = e->engine->sendNotifyByID(b.notify_sid, n);
-      b.notify = rc == 0 ? MCGO_TE_NOTIFY_SENT : MCGO_TE_NOTIFY_SEND_FAILED;
-      b.notify_rc = rc;
-    }
-  }
-  sum.notify = b.notify;
-  sum.notify_rc = b.notify_rc;
+    *bytes = st.transferred_bytes;
+    return rs.ok() ? TaskState(st.s) : MCGO_TE_FAILED;
+  };
+  auto send = [&]() -> int32_t {
+    TransferMetadata::NotifyDesc n;
+    n.name = b.notify_name;
+    n.notify_msg = b.notify_msg;
+    return e->engine->sendNotifyByID(b.notify_sid, n);
+  };
+  mcgo_te_batch_summary sum;
+  mcgo::te::Summarize(b.tasks, state, tasks, cap, &sum);
+  mcgo::te::SettleNotify(&b.notify, &b.notify_rc, send, &sum);
   if (out != nullptr) *out = sum;
   return MCGO_OK;
 }
@@ -195,24 +170,7 @@ extern "C" {
 
 int32_t mcgo_te_create(const mcgo_te_config *cfg, mcgo_te **out, char *errmsg,
                        size_t errmsg_cap) {
-  WriteMessage(errmsg, errmsg_cap, "");
-  if (out == nullptr || cfg == nullptr) {
-    WriteMessage(errmsg, errmsg_cap, "mcgo_te_create: NULL config or out");
-    return MCGO_TE_ERR_INVALID_ARGUMENT;
-  }
-  *out = nullptr;
-  auto fail = [&](int32_t rc, const std::string &msg) {
-    WriteMessage(errmsg, errmsg_cap, "mcgo_te_create: " + msg);
-    return rc;
-  };
-  try {
-    const std::string metadata = mcgo::args::Str(cfg->metadata_server);
-    if (!mcgo::args::MetadataOk(metadata)) {
-      return fail(MCGO_TE_ERR_INVALID_ARGUMENT,
-                  "metadata_server \"" + metadata + "\" is neither http(s)://... nor P2PHANDSHAKE");
-    }
-    const std::string name = mcgo::args::Str(cfg->local_server_name);
-    if (name.empty()) return fail(MCGO_TE_ERR_INVALID_ARGUMENT, "local_server_name is empty");
+  auto make = [&](const std::string &metadata, const std::string &name, const auto &fail) -> int32_t {
     auto e = std::make_unique<mcgo_te>();
     e->engine = std::make_shared<TransferEngine>(false);
     const int rc = e->engine->init(metadata, name, mcgo::args::Str(cfg->host),
@@ -226,18 +184,15 @@ int32_t mcgo_te_create(const mcgo_te_config *cfg, mcgo_te **out, char *errmsg,
     e->name = metadata == "P2PHANDSHAKE" ? name + ":" + std::to_string(e->engine->getRpcPort()) : name;
     *out = e.release();
     return MCGO_OK;
-  } catch (const std::exception &ex) {
-    return fail(MCGO_TE_ERR_INTERNAL, std::string("exception: ") + ex.what());
-  } catch (...) {
-    return fail(MCGO_TE_ERR_INTERNAL, "unknown exception");
-  }
+  };
+  return mcgo::args::CreateEngine(cfg, out, errmsg, errmsg_cap, make);
 }
 
 int32_t mcgo_te_install_transport(mcgo_te *e, const char *protocol,
                                   const char *device_names,
                                   const char *nic_priority_matrix) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     const std::string p = mcgo::args::Str(protocol);
     if (!mcgo::args::ProtocolOk(p)) return MCGO_TE_ERR_INVALID_ARGUMENT;
     if (e->engine->getTransport(p) != nullptr) return MCGO_OK;
@@ -282,17 +237,17 @@ int32_t mcgo_te_destroy(mcgo_te *e) {
 
 int32_t mcgo_te_segment_name(mcgo_te *e, char *buf, size_t buf_cap, size_t *len) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&] { return WriteString(e->name, buf, buf_cap, len); });
+  return GuardTE([&] { return WriteString(e->name, buf, buf_cap, len); });
 }
 
 int32_t mcgo_te_local_address(mcgo_te *e, char *buf, size_t buf_cap, size_t *len) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&] { return WriteString(e->engine->getLocalIpAndPort(), buf, buf_cap, len); });
+  return GuardTE([&] { return WriteString(e->engine->getLocalIpAndPort(), buf, buf_cap, len); });
 }
 
 int32_t mcgo_te_rpc_port(mcgo_te *e, uint32_t *port) {
   if (e == nullptr || port == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     *port = static_cast<uint32_t>(e->engine->getRpcPort());
     return MCGO_OK;
   });
@@ -300,7 +255,7 @@ int32_t mcgo_te_rpc_port(mcgo_te *e, uint32_t *port) {
 
 int32_t mcgo_te_topology(mcgo_te *e, char *buf, size_t buf_cap, size_t *len) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&] {
+  return GuardTE([&] {
     std::string t = e->engine->getLocalTopologyString();
     return WriteString(t.empty() ? "{}" : t, buf, buf_cap, len);
   });
@@ -311,7 +266,7 @@ int32_t mcgo_te_register(mcgo_te *e, uintptr_t addr, uint64_t len,
   if (e == nullptr || addr == 0 || len == 0 || len - 1 > UINTPTR_MAX - addr) {
     return MCGO_TE_ERR_INVALID_ARGUMENT;
   }
-  return Guard([&] {
+  return GuardTE([&] {
     std::string loc = mcgo::args::Str(location);
     if (loc.empty()) loc = "*";
     return e->engine->registerLocalMemory(reinterpret_cast<void *>(addr), static_cast<size_t>(len),
@@ -321,7 +276,7 @@ int32_t mcgo_te_register(mcgo_te *e, uintptr_t addr, uint64_t len,
 
 int32_t mcgo_te_unregister(mcgo_te *e, uintptr_t addr) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&] { return e->engine->unregisterLocalMemory(reinterpret_cast<void *>(addr), true); });
+  return GuardTE([&] { return e->engine->unregisterLocalMemory(reinterpret_cast<void *>(addr), true); });
 }
 
 int32_t mcgo_te_register_batch(mcgo_te *e, const uintptr_t *addrs,
@@ -330,7 +285,7 @@ int32_t mcgo_te_register_batch(mcgo_te *e, const uintptr_t *addrs,
   if (e == nullptr || (n > 0 && (addrs == nullptr || lens == nullptr))) {
     return MCGO_TE_ERR_INVALID_ARGUMENT;
   }
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     std::vector<mooncake::BufferEntry> list(n);
     for (size_t i = 0; i < n; ++i) {
       if (addrs[i] == 0 || lens[i] == 0 || lens[i] - 1 > UINTPTR_MAX - addrs[i]) {
@@ -347,7 +302,7 @@ int32_t mcgo_te_register_batch(mcgo_te *e, const uintptr_t *addrs,
 
 int32_t mcgo_te_unregister_batch(mcgo_te *e, const uintptr_t *addrs, size_t n) {
   if (e == nullptr || (n > 0 && addrs == nullptr)) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     // All or nothing: upstream removes the known regions of a list that has
     // an unknown one, then cannot register or unregister them any more.
     const auto bufs = LocalBuffers(*e->engine);
@@ -364,11 +319,8 @@ int32_t mcgo_te_unregister_batch(mcgo_te *e, const uintptr_t *addrs, size_t n) {
 
 int32_t mcgo_te_open_segment(mcgo_te *e, const char *name, size_t name_len,
                              uint64_t *seg) {
-  if (seg != nullptr) *seg = 0;
-  if (e == nullptr || seg == nullptr || (name == nullptr && name_len > 0)) {
-    return MCGO_TE_ERR_INVALID_ARGUMENT;
-  }
-  return Guard([&]() -> int32_t {
+  if (!mcgo::args::OpenSegmentArgsOk(e, name, name_len, seg)) return MCGO_TE_ERR_INVALID_ARGUMENT;
+  return GuardTE([&]() -> int32_t {
     const std::string n(mcgo::args::SegmentName(name, name_len));
     if (n.empty()) return MCGO_TE_ERR_INVALID_ARGUMENT;
     const mooncake::SegmentHandle sid = n == e->name ? 0 : e->engine->openSegment(n);
@@ -377,15 +329,13 @@ int32_t mcgo_te_open_segment(mcgo_te *e, const char *name, size_t name_len,
     r->sid = sid;
     r->name = n;
     const uint64_t h = e->segments.Add(std::move(r));
-    if (h == 0) return MCGO_TE_ERR_TOO_MANY_REQUESTS;
-    *seg = h;
-    return MCGO_OK;
+    return mcgo::args::GiveHandle(h, seg);
   });
 }
 
 int32_t mcgo_te_close_segment(mcgo_te *e, uint64_t seg) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     std::shared_ptr<SegmentRef> r = e->segments.Remove(seg);
     if (!r) return MCGO_TE_ERR_INVALID_HANDLE;
     if (r->sid != 0) e->engine->closeSegment(r->sid);
@@ -396,10 +346,10 @@ int32_t mcgo_te_close_segment(mcgo_te *e, uint64_t seg) {
 int32_t mcgo_te_segment_buffers(mcgo_te *e, uint64_t seg, int32_t refresh,
                                 uint64_t *addrs, uint64_t *lens, size_t cap,
                                 size_t *total) {
-  if (e == nullptr || total == nullptr || (cap > 0 && (addrs == nullptr || lens == nullptr))) {
+  if (!mcgo::args::SegmentBuffersArgsOk(e, addrs, lens, cap, total)) {
     return MCGO_TE_ERR_INVALID_ARGUMENT;
   }
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     std::shared_ptr<SegmentRef> r = e->segments.Get(seg);
     if (!r) return MCGO_TE_ERR_INVALID_HANDLE;
     auto desc = e->engine->getMetadata()->getSegmentDescByID(r->sid, refresh != 0 && r->sid != 0);
@@ -414,21 +364,14 @@ int32_t mcgo_te_segment_buffers(mcgo_te *e, uint64_t seg, int32_t refresh,
 }
 
 int32_t mcgo_te_batch_alloc(mcgo_te *e, uint32_t capacity, uint64_t *batch) {
-  if (batch != nullptr) *batch = 0;
-  if (e == nullptr || batch == nullptr || capacity > MCGO_TE_MAX_BATCH) {
-    return MCGO_TE_ERR_INVALID_ARGUMENT;
-  }
-  return Guard([&]() -> int32_t {
+  if (!mcgo::args::BatchAllocArgsOk(e, capacity, batch)) return MCGO_TE_ERR_INVALID_ARGUMENT;
+  return GuardTE([&]() -> int32_t {
     auto b = std::make_shared<NativeBatch>();
     b->capacity = capacity;
     b->id = e->engine->allocateBatchID(capacity);
-    const uint64_t h = e->batches.Add(b);
-    if (h == 0) {
-      (void)e->engine->freeBatchID(b->id);
-      return MCGO_TE_ERR_TOO_MANY_REQUESTS;
-    }
-    *batch = h;
-    return MCGO_OK;
+    const int32_t rc = mcgo::args::GiveHandle(e->batches.Add(b), batch);
+    if (rc != MCGO_OK) (void)e->engine->freeBatchID(b->id);
+    return rc;
   });
 }
 
@@ -437,13 +380,13 @@ int32_t mcgo_te_batch_submit(mcgo_te *e, uint64_t batch,
                              const char *notify_name, size_t notify_name_len,
                              const char *notify_msg, size_t notify_msg_len) {
   if (e == nullptr || (n > 0 && reqs == nullptr)) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     std::shared_ptr<NativeBatch> b = e->batches.Get(batch);
     if (!b) return MCGO_TE_ERR_INVALID_HANDLE;
-    const bool with_notify = notify_name_len > 0 || notify_msg_len > 0;
-    if (with_notify && (n == 0 || !mcgo::args::NotifyOk(notify_name, notify_name_len,
-                                                         notify_msg, notify_msg_len))) {
-      return MCGO_TE_ERR_INVALID_ARGUMENT;
+    bool with_notify = false;
+    if (int32_t rc = mcgo::args::SubmitNotifyOk(n, notify_name, notify_name_len, notify_msg,
+                                                notify_msg_len, &with_notify)) {
+      return rc;
     }
     if (n == 0) return MCGO_OK;
     const auto local = LocalBuffers(*e->engine);
@@ -464,21 +407,15 @@ int32_t mcgo_te_batch_submit(mcgo_te *e, uint64_t batch,
       t.length = static_cast<size_t>(r.length);
     }
     std::lock_guard<std::mutex> lock(b->mu);
-    if (n > b->capacity - std::min<uint64_t>(b->capacity, b->tasks)) {
-      return MCGO_TE_ERR_TOO_MANY_REQUESTS;
-    }
+    if (!mcgo::args::BatchFits(b->capacity, b->tasks, n)) return MCGO_TE_ERR_TOO_MANY_REQUESTS;
     const mooncake::Status st = e->engine->submitTransfer(b->id, entries);
     // Upstream can have started a prefix (RDMA) before refusing the rest:
     // its task list says how many tasks the batch now has.
     b->tasks = Transport::toBatchDesc(b->id).task_list.size();
     if (!st.ok()) return FromStatus(st);
     if (with_notify) {
-      b->has_notify = true;
       b->notify_sid = e->segments.Get(reqs[0].segment)->sid;
-      b->notify_name.assign(notify_name == nullptr ? "" : notify_name, notify_name_len);
-      b->notify_msg.assign(notify_msg == nullptr ? "" : notify_msg, notify_msg_len);
-      b->notify = MCGO_TE_NOTIFY_PENDING;
-      b->notify_rc = 0;
+      mcgo::te::ArmNotify(b.get(), notify_name, notify_name_len, notify_msg, notify_msg_len);
     }
     return MCGO_OK;
   });
@@ -487,10 +424,8 @@ int32_t mcgo_te_batch_submit(mcgo_te *e, uint64_t batch,
 int32_t mcgo_te_batch_status(mcgo_te *e, uint64_t batch,
                              mcgo_te_task_status *tasks, size_t cap,
                              mcgo_te_batch_summary *summary) {
-  if (e == nullptr || summary == nullptr || (cap > 0 && tasks == nullptr)) {
-    return MCGO_TE_ERR_INVALID_ARGUMENT;
-  }
-  return Guard([&]() -> int32_t {
+  if (!mcgo::args::BatchStatusArgsOk(e, tasks, cap, summary)) return MCGO_TE_ERR_INVALID_ARGUMENT;
+  return GuardTE([&]() -> int32_t {
     std::shared_ptr<NativeBatch> b = e->batches.Get(batch);
     if (!b) return MCGO_TE_ERR_INVALID_HANDLE;
     std::lock_guard<std::mutex> lock(b->mu);
@@ -500,7 +435,7 @@ int32_t mcgo_te_batch_status(mcgo_te *e, uint64_t batch,
 
 int32_t mcgo_te_batch_free(mcgo_te *e, uint64_t batch) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     std::shared_ptr<NativeBatch> b = e->batches.Get(batch);
     if (!b) return MCGO_TE_ERR_INVALID_HANDLE;
     {
@@ -522,7 +457,7 @@ int32_t mcgo_te_notify_send(mcgo_te *e, uint64_t seg, const char *peer,
                             size_t peer_len, const char *name, size_t name_len,
                             const char *msg, size_t msg_len) {
   if (e == nullptr || (peer == nullptr && peer_len > 0)) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     if (!mcgo::args::NotifyOk(name, name_len, msg, msg_len)) return MCGO_TE_ERR_INVALID_ARGUMENT;
     TransferMetadata::NotifyDesc n;
     n.name.assign(name == nullptr ? "" : name, name_len);
@@ -541,13 +476,10 @@ int32_t mcgo_te_notify_send(mcgo_te *e, uint64_t seg, const char *peer,
 int32_t mcgo_te_notify_recv(mcgo_te *e, char *buf, uint64_t buf_cap,
                             uint64_t *name_lens, uint64_t *msg_lens,
                             size_t max_n, size_t *n, uint64_t *need) {
-  if (n != nullptr) *n = 0;
-  if (need != nullptr) *need = 0;
-  if (e == nullptr || n == nullptr || (buf == nullptr && buf_cap > 0) ||
-      (max_n > 0 && (name_lens == nullptr || msg_lens == nullptr))) {
+  if (!mcgo::args::NotifyRecvArgsOk(e, buf, buf_cap, name_lens, msg_lens, max_n, n, need)) {
     return MCGO_TE_ERR_INVALID_ARGUMENT;
   }
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     std::lock_guard<std::mutex> lock(e->inbox_mu);
     std::vector<TransferMetadata::NotifyDesc> got;
     if (int rc = e->engine->getNotifies(got); rc != 0) return rc;

@@ -12,4 +12,10 @@
 //	default                 the embedded backend, compiled from cgo/embedded
 //	-tags mooncake_native   links libmcgo_native (make native)
 //	CGO_ENABLED=0           every call fails with CodeNoCgo; pure-Go packages still work
+//
+// The no-cgo stubs (nocgo_gen.go here and in the subpackages) are generated
+// from the cgo declarations: run go generate ./internal/cabi after changing
+// one (see internal/cabi/gen for the rules and the //nocgo: directives).
 package cabi
+
+//go:generate go run ./gen

@@ -14,10 +14,15 @@ import "C"
 
 import "unsafe"
 
-// BackendABIVersion reports the ABI version the linked backend implements.
+// BackendABIVersion reports the ABI version the linked backend implements
+// (without cgo, this package's: no backend can disagree).
+//
+//nocgo:return ABIVersion
 func BackendABIVersion() uint32 { return uint32(C.mcgo_abi_version()) }
 
 // BackendName reports "embedded" or "native".
+//
+//nocgo:return "none (built without cgo)"
 func BackendName() string { return C.GoString(C.mcgo_backend_name()) }
 
 // SetLog sets upstream's log level (-1: keep) and, once per process, its

@@ -3,7 +3,8 @@
 // Embedded backend: the extern "C" boundary of mcgo/transfer.h. Every
 // function checks its arguments (the rules shared with the native backend
 // are in cgo/common/transfer_args.h), validates handles through the
-// engine's tables, and catches every exception (MCGO_TE_ERR_INTERNAL).
+// engine's tables, and catches every exception (MCGO_TE_ERR_INTERNAL,
+// cgo/common/guard.h).
 
 #include <algorithm>
 #include <cstring>
@@ -12,14 +13,16 @@
 #include <thread>
 #include <vector>
 
-#include "common/args.h"
+#include "common/guard.h"
 #include "common/transfer_args.h"
+#include "common/transfer_batch.h"
 #include "engine.h"
 #include "mcgo/transfer.h"
 
 namespace {
 
-using mcgo::args::WriteMessage;
+using mcgo::GuardTE;
+using mcgo::args::WriteString;
 using mcgo::embedded::Region;
 using mcgo::embedded::RegionResult;
 using mcgo::embedded::RegionSet;
@@ -28,15 +31,6 @@ using mcgo::embedded::te::Core;
 using mcgo::embedded::te::Namespace;
 using mcgo::embedded::te::Segment;
 using mcgo::embedded::te::Task;
-
-template <typename F>
-int32_t Guard(F &&body) noexcept {
-  try {
-    return body();
-  } catch (...) {
-    return MCGO_TE_ERR_INTERNAL;
-  }
-}
 
 int32_t RegionCode(RegionResult r) {
   switch (r) {
@@ -52,13 +46,6 @@ int32_t RegionCode(RegionResult r) {
   return MCGO_TE_ERR_INTERNAL;
 }
 
-int32_t WriteString(const std::string &v, char *buf, size_t cap, size_t *len) {
-  if (buf == nullptr && cap > 0) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  if (len != nullptr) *len = v.size();
-  WriteMessage(buf, cap, v);
-  return MCGO_OK;
-}
-
 size_t WorkerCount() {
   const unsigned hw = std::thread::hardware_concurrency();
   return std::clamp<size_t>(hw == 0 ? 2 : hw, 1, 4);
@@ -70,25 +57,7 @@ extern "C" {
 
 int32_t mcgo_te_create(const mcgo_te_config *cfg, mcgo_te **out, char *errmsg,
                        size_t errmsg_cap) {
-  WriteMessage(errmsg, errmsg_cap, "");
-  if (out == nullptr || cfg == nullptr) {
-    WriteMessage(errmsg, errmsg_cap, "mcgo_te_create: NULL config or out");
-    return MCGO_TE_ERR_INVALID_ARGUMENT;
-  }
-  *out = nullptr;
-  auto fail = [&](int32_t rc, const std::string &msg) {
-    WriteMessage(errmsg, errmsg_cap, "mcgo_te_create: " + msg);
-    return rc;
-  };
-  try {
-    const std::string metadata = mcgo::args::Str(cfg->metadata_server);
-    if (!mcgo::args::MetadataOk(metadata)) {
-      return fail(MCGO_TE_ERR_INVALID_ARGUMENT,
-                  "metadata_server \"" + metadata +
-                      "\" is neither http(s)://... nor P2PHANDSHAKE");
-    }
-    std::string name = mcgo::args::Str(cfg->local_server_name);
-    if (name.empty()) return fail(MCGO_TE_ERR_INVALID_ARGUMENT, "local_server_name is empty");
+  auto make = [&](const std::string &metadata, std::string name, const auto &fail) -> int32_t {
     const uint32_t rpc_port = mcgo::embedded::te::NextPort();
     if (metadata == "P2PHANDSHAKE") name += ":" + std::to_string(rpc_port);
     auto e = std::make_unique<mcgo_te>();
@@ -103,11 +72,8 @@ int32_t mcgo_te_create(const mcgo_te_config *cfg, mcgo_te **out, char *errmsg,
     e->workers.Start(e->core, WorkerCount());
     *out = e.release();
     return MCGO_OK;
-  } catch (const std::exception &ex) {
-    return fail(MCGO_TE_ERR_INTERNAL, std::string("internal error: ") + ex.what());
-  } catch (...) {
-    return fail(MCGO_TE_ERR_INTERNAL, "internal error");
-  }
+  };
+  return mcgo::args::CreateEngine(cfg, out, errmsg, errmsg_cap, make);
 }
 
 int32_t mcgo_te_install_transport(mcgo_te *e, const char *protocol,
@@ -116,7 +82,7 @@ int32_t mcgo_te_install_transport(mcgo_te *e, const char *protocol,
   (void)device_names;
   (void)nic_priority_matrix;
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     const std::string p = mcgo::args::Str(protocol);
     if (!mcgo::args::ProtocolOk(p)) return MCGO_TE_ERR_INVALID_ARGUMENT;
     std::lock_guard<std::mutex> lock(e->transport_mu);
@@ -142,12 +108,12 @@ int32_t mcgo_te_destroy(mcgo_te *e) {
 
 int32_t mcgo_te_segment_name(mcgo_te *e, char *buf, size_t buf_cap, size_t *len) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&] { return WriteString(e->core->name(), buf, buf_cap, len); });
+  return GuardTE([&] { return WriteString(e->core->name(), buf, buf_cap, len); });
 }
 
 int32_t mcgo_te_local_address(mcgo_te *e, char *buf, size_t buf_cap, size_t *len) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&] {
+  return GuardTE([&] {
     return WriteString("127.0.0.1:" + std::to_string(e->rpc_port), buf, buf_cap, len);
   });
 }
@@ -160,7 +126,7 @@ int32_t mcgo_te_rpc_port(mcgo_te *e, uint32_t *port) {
 
 int32_t mcgo_te_topology(mcgo_te *e, char *buf, size_t buf_cap, size_t *len) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&] { return WriteString("{}", buf, buf_cap, len); });
+  return GuardTE([&] { return WriteString("{}", buf, buf_cap, len); });
 }
 
 int32_t mcgo_te_register(mcgo_te *e, uintptr_t addr, uint64_t len,
@@ -168,12 +134,12 @@ int32_t mcgo_te_register(mcgo_te *e, uintptr_t addr, uint64_t len,
   (void)location;
   (void)remote_accessible;
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&] { return RegionCode(e->core->regions()->Add(addr, len)); });
+  return GuardTE([&] { return RegionCode(e->core->regions()->Add(addr, len)); });
 }
 
 int32_t mcgo_te_unregister(mcgo_te *e, uintptr_t addr) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&] { return RegionCode(e->core->regions()->Remove(addr)); });
+  return GuardTE([&] { return RegionCode(e->core->regions()->Remove(addr)); });
 }
 
 int32_t mcgo_te_register_batch(mcgo_te *e, const uintptr_t *addrs,
@@ -183,7 +149,7 @@ int32_t mcgo_te_register_batch(mcgo_te *e, const uintptr_t *addrs,
   if (e == nullptr || (n > 0 && (addrs == nullptr || lens == nullptr))) {
     return MCGO_TE_ERR_INVALID_ARGUMENT;
   }
-  return Guard([&] {
+  return GuardTE([&] {
     std::vector<Region> list(n);
     for (size_t i = 0; i < n; ++i) list[i] = Region{addrs[i], lens[i]};
     return RegionCode(e->core->regions()->AddAll(list));
@@ -192,18 +158,15 @@ int32_t mcgo_te_register_batch(mcgo_te *e, const uintptr_t *addrs,
 
 int32_t mcgo_te_unregister_batch(mcgo_te *e, const uintptr_t *addrs, size_t n) {
   if (e == nullptr || (n > 0 && addrs == nullptr)) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&] {
+  return GuardTE([&] {
     return RegionCode(e->core->regions()->RemoveAll(std::vector<uintptr_t>(addrs, addrs + n)));
   });
 }
 
 int32_t mcgo_te_open_segment(mcgo_te *e, const char *name, size_t name_len,
                              uint64_t *seg) {
-  if (seg != nullptr) *seg = 0;
-  if (e == nullptr || seg == nullptr || (name == nullptr && name_len > 0)) {
-    return MCGO_TE_ERR_INVALID_ARGUMENT;
-  }
-  return Guard([&]() -> int32_t {
+  if (!mcgo::args::OpenSegmentArgsOk(e, name, name_len, seg)) return MCGO_TE_ERR_INVALID_ARGUMENT;
+  return GuardTE([&]() -> int32_t {
     const std::string n(mcgo::args::SegmentName(name, name_len));
     if (n.empty()) return MCGO_TE_ERR_INVALID_ARGUMENT;
     std::shared_ptr<Core> core = n == e->core->name() ? e->core : e->ns->Find(n);
@@ -213,24 +176,22 @@ int32_t mcgo_te_open_segment(mcgo_te *e, const char *name, size_t name_len,
     s->name = n;
     s->snapshot = core->regions()->List();
     const uint64_t h = e->segments.Add(std::move(s));
-    if (h == 0) return MCGO_TE_ERR_TOO_MANY_REQUESTS;
-    *seg = h;
-    return MCGO_OK;
+    return mcgo::args::GiveHandle(h, seg);
   });
 }
 
 int32_t mcgo_te_close_segment(mcgo_te *e, uint64_t seg) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&] { return e->segments.Remove(seg) ? MCGO_OK : MCGO_TE_ERR_INVALID_HANDLE; });
+  return GuardTE([&] { return e->segments.Remove(seg) ? MCGO_OK : MCGO_TE_ERR_INVALID_HANDLE; });
 }
 
 int32_t mcgo_te_segment_buffers(mcgo_te *e, uint64_t seg, int32_t refresh,
                                 uint64_t *addrs, uint64_t *lens, size_t cap,
                                 size_t *total) {
-  if (e == nullptr || total == nullptr || (cap > 0 && (addrs == nullptr || lens == nullptr))) {
+  if (!mcgo::args::SegmentBuffersArgsOk(e, addrs, lens, cap, total)) {
     return MCGO_TE_ERR_INVALID_ARGUMENT;
   }
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     std::shared_ptr<Segment> s = e->segments.Get(seg);
     if (!s) return MCGO_TE_ERR_INVALID_HANDLE;
     std::lock_guard<std::mutex> lock(s->mu);
@@ -254,17 +215,11 @@ int32_t mcgo_te_segment_buffers(mcgo_te *e, uint64_t seg, int32_t refresh,
 }
 
 int32_t mcgo_te_batch_alloc(mcgo_te *e, uint32_t capacity, uint64_t *batch) {
-  if (batch != nullptr) *batch = 0;
-  if (e == nullptr || batch == nullptr || capacity > MCGO_TE_MAX_BATCH) {
-    return MCGO_TE_ERR_INVALID_ARGUMENT;
-  }
-  return Guard([&]() -> int32_t {
+  if (!mcgo::args::BatchAllocArgsOk(e, capacity, batch)) return MCGO_TE_ERR_INVALID_ARGUMENT;
+  return GuardTE([&]() -> int32_t {
     auto b = std::make_shared<Batch>();
     b->capacity = capacity;
-    const uint64_t h = e->batches.Add(std::move(b));
-    if (h == 0) return MCGO_TE_ERR_TOO_MANY_REQUESTS;
-    *batch = h;
-    return MCGO_OK;
+    return mcgo::args::GiveHandle(e->batches.Add(std::move(b)), batch);
   });
 }
 
@@ -273,13 +228,13 @@ int32_t mcgo_te_batch_submit(mcgo_te *e, uint64_t batch,
                              const char *notify_name, size_t notify_name_len,
                              const char *notify_msg, size_t notify_msg_len) {
   if (e == nullptr || (n > 0 && reqs == nullptr)) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     std::shared_ptr<Batch> b = e->batches.Get(batch);
     if (!b) return MCGO_TE_ERR_INVALID_HANDLE;
-    const bool with_notify = notify_name_len > 0 || notify_msg_len > 0;
-    if (with_notify && (n == 0 || !mcgo::args::NotifyOk(notify_name, notify_name_len,
-                                                         notify_msg, notify_msg_len))) {
-      return MCGO_TE_ERR_INVALID_ARGUMENT;
+    bool with_notify = false;
+    if (int32_t rc = mcgo::args::SubmitNotifyOk(n, notify_name, notify_name_len, notify_msg,
+                                                notify_msg_len, &with_notify)) {
+      return rc;
     }
     if (n == 0) return MCGO_OK;
     {
@@ -303,16 +258,10 @@ int32_t mcgo_te_batch_submit(mcgo_te *e, uint64_t batch,
       }
     }
     std::lock_guard<std::mutex> lock(b->mu);
-    if (n > b->capacity - std::min<uint64_t>(b->capacity, b->tasks.size())) {
-      return MCGO_TE_ERR_TOO_MANY_REQUESTS;
-    }
+    if (!mcgo::args::BatchFits(b->capacity, b->tasks.size(), n)) return MCGO_TE_ERR_TOO_MANY_REQUESTS;
     if (with_notify) {
-      b->has_notify = true;
       b->notify_target = targets[0];
-      b->notify_name.assign(notify_name == nullptr ? "" : notify_name, notify_name_len);
-      b->notify_msg.assign(notify_msg == nullptr ? "" : notify_msg, notify_msg_len);
-      b->notify = MCGO_TE_NOTIFY_PENDING;
-      b->notify_rc = 0;
+      mcgo::te::ArmNotify(b.get(), notify_name, notify_name_len, notify_msg, notify_msg_len);
     }
     const size_t first = b->tasks.size();
     for (size_t i = 0; i < n; ++i) {
@@ -338,43 +287,27 @@ int32_t mcgo_te_batch_submit(mcgo_te *e, uint64_t batch,
 int32_t mcgo_te_batch_status(mcgo_te *e, uint64_t batch,
                              mcgo_te_task_status *tasks, size_t cap,
                              mcgo_te_batch_summary *summary) {
-  if (e == nullptr || summary == nullptr || (cap > 0 && tasks == nullptr)) {
-    return MCGO_TE_ERR_INVALID_ARGUMENT;
-  }
-  return Guard([&]() -> int32_t {
+  if (!mcgo::args::BatchStatusArgsOk(e, tasks, cap, summary)) return MCGO_TE_ERR_INVALID_ARGUMENT;
+  return GuardTE([&]() -> int32_t {
     std::shared_ptr<Batch> b = e->batches.Get(batch);
     if (!b) return MCGO_TE_ERR_INVALID_HANDLE;
     std::lock_guard<std::mutex> lock(b->mu);
-    mcgo_te_batch_summary sum{};
-    bool failed = false;
-    for (size_t i = 0; i < b->tasks.size(); ++i) {
+    // A task's bytes are written before its state turns final.
+    auto state = [&](size_t i, uint64_t *bytes) {
       const Task &t = b->tasks[i];
       const int32_t st = t.state.load(std::memory_order_acquire);
-      const uint64_t bytes = st == MCGO_TE_COMPLETED ? t.bytes : 0;
-      if (st == MCGO_TE_FAILED) failed = true;
-      if (st != MCGO_TE_COMPLETED && st != MCGO_TE_FAILED) ++sum.in_flight;
-      sum.bytes += bytes;
-      if (i < cap) tasks[i] = mcgo_te_task_status{st, 0, bytes};
-    }
-    sum.tasks = b->tasks.size();
-    sum.state = failed ? MCGO_TE_FAILED
-                       : (sum.in_flight == 0 ? MCGO_TE_COMPLETED : MCGO_TE_WAITING);
-    if (b->notify == MCGO_TE_NOTIFY_PENDING) {
-      if (sum.state == MCGO_TE_FAILED) {
-        b->notify = MCGO_TE_NOTIFY_DROPPED;
-      } else if (sum.state == MCGO_TE_COMPLETED) {
-        std::shared_ptr<Core> to = b->notify_target.lock();
-        if (to && to->Alive()) {
-          to->Deliver({b->notify_name, b->notify_msg});
-          b->notify = MCGO_TE_NOTIFY_SENT;
-        } else {
-          b->notify = MCGO_TE_NOTIFY_SEND_FAILED;
-          b->notify_rc = MCGO_TE_ERR_METADATA;
-        }
-      }
-    }
-    sum.notify = b->notify;
-    sum.notify_rc = b->notify_rc;
+      if (st == MCGO_TE_COMPLETED) *bytes = t.bytes;
+      return st;
+    };
+    auto send = [&]() -> int32_t {
+      std::shared_ptr<Core> to = b->notify_target.lock();
+      if (!to || !to->Alive()) return MCGO_TE_ERR_METADATA;
+      to->Deliver({b->notify_name, b->notify_msg});
+      return MCGO_OK;
+    };
+    mcgo_te_batch_summary sum;
+    mcgo::te::Summarize(b->tasks.size(), state, tasks, cap, &sum);
+    mcgo::te::SettleNotify(&b->notify, &b->notify_rc, send, &sum);
     *summary = sum;
     return MCGO_OK;
   });
@@ -382,7 +315,7 @@ int32_t mcgo_te_batch_status(mcgo_te *e, uint64_t batch,
 
 int32_t mcgo_te_batch_free(mcgo_te *e, uint64_t batch) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     std::shared_ptr<Batch> b = e->batches.Get(batch);
     if (!b) return MCGO_TE_ERR_INVALID_HANDLE;
     {
@@ -401,7 +334,7 @@ int32_t mcgo_te_notify_send(mcgo_te *e, uint64_t seg, const char *peer,
                             size_t peer_len, const char *name, size_t name_len,
                             const char *msg, size_t msg_len) {
   if (e == nullptr || (peer == nullptr && peer_len > 0)) return MCGO_TE_ERR_INVALID_ARGUMENT;
-  return Guard([&]() -> int32_t {
+  return GuardTE([&]() -> int32_t {
     if (!mcgo::args::NotifyOk(name, name_len, msg, msg_len)) return MCGO_TE_ERR_INVALID_ARGUMENT;
     std::shared_ptr<Core> to;
     if (seg != 0) {
@@ -424,13 +357,10 @@ int32_t mcgo_te_notify_send(mcgo_te *e, uint64_t seg, const char *peer,
 int32_t mcgo_te_notify_recv(mcgo_te *e, char *buf, uint64_t buf_cap,
                             uint64_t *name_lens, uint64_t *msg_lens,
                             size_t max_n, size_t *n, uint64_t *need) {
-  if (n != nullptr) *n = 0;
-  if (need != nullptr) *need = 0;
-  if (e == nullptr || n == nullptr || (buf == nullptr && buf_cap > 0) ||
-      (max_n > 0 && (name_lens == nullptr || msg_lens == nullptr))) {
+  if (!mcgo::args::NotifyRecvArgsOk(e, buf, buf_cap, name_lens, msg_lens, max_n, n, need)) {
     return MCGO_TE_ERR_INVALID_ARGUMENT;
   }
-  return Guard([&] {
+  return GuardTE([&] {
     e->core->Drain(buf, buf_cap, name_lens, msg_lens, max_n, n, need);
     return MCGO_OK;
   });

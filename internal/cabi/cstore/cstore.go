@@ -106,7 +106,6 @@ import (
 	"unsafe"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
-	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // Client is an opaque handle to one C-side store client. The zero value is
@@ -262,44 +261,41 @@ func (c Client) GetInto(key string, addr uintptr, size uint64) int64 {
 	return int64(C.mcgo_store_get_into(c.p, strPtr(key), C.size_t(len(key)), C.uintptr_t(addr), C.uint64_t(size)))
 }
 
-// Keys is a packed key list, the form every batch call takes.
-type Keys = hostmem.Keys
-
 // BatchPutFrom fills results[i] with 0 or a negative code for each key.
-func (c Client) BatchPutFrom(k *Keys, addrs []uintptr, sizes []uint64, rc *Replicate, results []int64) int32 {
-	return int32(C.mcgo_store_batch_put_from(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+func (c Client) BatchPutFrom(keys []byte, keyOffs []uint64, addrs []uintptr, sizes []uint64, rc *Replicate, results []int64) int32 {
+	return int32(C.mcgo_store_batch_put_from(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs),
 		addrsPtr(addrs), u64Ptr(sizes), rc.c(), i64Ptr(results)))
 }
 
 // BatchUpsertFrom is BatchPutFrom that replaces existing objects.
-func (c Client) BatchUpsertFrom(k *Keys, addrs []uintptr, sizes []uint64, rc *Replicate, results []int64) int32 {
-	return int32(C.mcgo_store_batch_upsert_from(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+func (c Client) BatchUpsertFrom(keys []byte, keyOffs []uint64, addrs []uintptr, sizes []uint64, rc *Replicate, results []int64) int32 {
+	return int32(C.mcgo_store_batch_upsert_from(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs),
 		addrsPtr(addrs), u64Ptr(sizes), rc.c(), i64Ptr(results)))
 }
 
 // BatchGetInto fills results[i] with the bytes read or a negative code.
-func (c Client) BatchGetInto(k *Keys, addrs []uintptr, sizes []uint64, results []int64) int32 {
-	return int32(C.mcgo_store_batch_get_into(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+func (c Client) BatchGetInto(keys []byte, keyOffs []uint64, addrs []uintptr, sizes []uint64, results []int64) int32 {
+	return int32(C.mcgo_store_batch_get_into(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs),
 		addrsPtr(addrs), u64Ptr(sizes), i64Ptr(results)))
 }
 
 // BatchPutFromMultiBuffers stores, for each key, the concatenation of its
 // CSR buffer range.
-func (c Client) BatchPutFromMultiBuffers(k *Keys, addrs []uintptr, sizes []uint64, bufOffsets []uint64, rc *Replicate, results []int64) int32 {
-	return int32(C.mcgo_store_batch_put_from_multi_buffers(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+func (c Client) BatchPutFromMultiBuffers(keys []byte, keyOffs []uint64, addrs []uintptr, sizes []uint64, bufOffsets []uint64, rc *Replicate, results []int64) int32 {
+	return int32(C.mcgo_store_batch_put_from_multi_buffers(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs),
 		addrsPtr(addrs), u64Ptr(sizes), offsPtr(bufOffsets), rc.c(), i64Ptr(results)))
 }
 
 // BatchUpsertFromMultiBuffers is BatchPutFromMultiBuffers that replaces
 // existing objects.
-func (c Client) BatchUpsertFromMultiBuffers(k *Keys, addrs []uintptr, sizes []uint64, bufOffsets []uint64, rc *Replicate, results []int64) int32 {
-	return int32(C.mcgo_store_batch_upsert_from_multi_buffers(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+func (c Client) BatchUpsertFromMultiBuffers(keys []byte, keyOffs []uint64, addrs []uintptr, sizes []uint64, bufOffsets []uint64, rc *Replicate, results []int64) int32 {
+	return int32(C.mcgo_store_batch_upsert_from_multi_buffers(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs),
 		addrsPtr(addrs), u64Ptr(sizes), offsPtr(bufOffsets), rc.c(), i64Ptr(results)))
 }
 
 // BatchGetIntoMultiBuffers scatters each object over its CSR buffer range.
-func (c Client) BatchGetIntoMultiBuffers(k *Keys, addrs []uintptr, sizes []uint64, bufOffsets []uint64, preferSameNode bool, results []int64) int32 {
-	return int32(C.mcgo_store_batch_get_into_multi_buffers(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+func (c Client) BatchGetIntoMultiBuffers(keys []byte, keyOffs []uint64, addrs []uintptr, sizes []uint64, bufOffsets []uint64, preferSameNode bool, results []int64) int32 {
+	return int32(C.mcgo_store_batch_get_into_multi_buffers(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs),
 		addrsPtr(addrs), u64Ptr(sizes), offsPtr(bufOffsets), cbool(preferSameNode), i64Ptr(results)))
 }
 
@@ -309,8 +305,8 @@ func (c Client) IsExist(key string) int32 {
 }
 
 // BatchIsExist fills results[i] with 1, 0 or a negative code.
-func (c Client) BatchIsExist(k *Keys, results []int64) int32 {
-	return int32(C.mcgo_store_batch_is_exist(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), i64Ptr(results)))
+func (c Client) BatchIsExist(keys []byte, keyOffs []uint64, results []int64) int32 {
+	return int32(C.mcgo_store_batch_is_exist(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs), i64Ptr(results)))
 }
 
 // GetSize returns the object size or a negative code.
@@ -336,8 +332,8 @@ func (c Client) PutParts(key string, datas []uintptr, sizes []uint64, rc *Replic
 
 // PutBatch stores sizes[i] bytes at datas[i] (memory the caller keeps
 // pinned) under key i, copying; one code for the batch.
-func (c Client) PutBatch(k *Keys, datas []uintptr, sizes []uint64, rc *Replicate, upsert bool) int32 {
-	kp, ko, n := keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len())
+func (c Client) PutBatch(keys []byte, keyOffs []uint64, datas []uintptr, sizes []uint64, rc *Replicate, upsert bool) int32 {
+	kp, ko, n := keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs)
 	d, sz := addrsPtr(datas), u64Ptr(sizes)
 	if upsert {
 		return int32(C.mcgo_store_upsert_batch(c.p, kp, ko, n, d, sz, rc.c()))
@@ -347,13 +343,13 @@ func (c Client) PutBatch(k *Keys, datas []uintptr, sizes []uint64, rc *Replicate
 
 // BatchGetReplicaDesc fills results[i] with key i's replica count or a
 // negative code and returns the replicas in key order.
-func (c Client) BatchGetReplicaDesc(k *Keys, results []int64) ([]ReplicaDesc, int32) {
-	n := k.Len()
+func (c Client) BatchGetReplicaDesc(keys []byte, keyOffs []uint64, results []int64) ([]ReplicaDesc, int32) {
+	n := int(nKeys(keyOffs))
 	descs := make([]C.mcgo_replica_desc, max(2*n, 4))
 	names := make([]byte, max(64*n, 256))
 	for {
 		var needD, needN C.size_t
-		rc := int32(C.mcgo_store_batch_get_replica_desc(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(n),
+		rc := int32(C.mcgo_store_batch_get_replica_desc(c.p, keysPtr(keys), offsPtr(keyOffs), C.size_t(n),
 			(*C.mcgo_replica_desc)(unsafe.Pointer(unsafe.SliceData(descs))), C.size_t(len(descs)),
 			(*C.char)(bytesPtr(names)), C.size_t(len(names)), &needD, &needN, i64Ptr(results)))
 		if rc == codeBufferOverflow && (int(needD) > len(descs) || int(needN) > len(names)) {
@@ -382,15 +378,15 @@ const codeBufferOverflow = int32(C.MCGO_BUFFER_OVERFLOW)
 
 // BatchReplicaClear clears the keys' replicas on segment ("" = all):
 // results[i] 1 cleared, 0 skipped.
-func (c Client) BatchReplicaClear(k *Keys, segment string, results []int64) int32 {
-	return int32(C.mcgo_store_batch_replica_clear(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+func (c Client) BatchReplicaClear(keys []byte, keyOffs []uint64, segment string, results []int64) int32 {
+	return int32(C.mcgo_store_batch_replica_clear(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs),
 		strPtr(segment), C.size_t(len(segment)), i64Ptr(results)))
 }
 
 // BatchRemove deletes each key, filling results[i] with 0 or a negative
 // code.
-func (c Client) BatchRemove(k *Keys, force bool, results []int64) int32 {
-	return int32(C.mcgo_store_batch_remove(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), cbool(force), i64Ptr(results)))
+func (c Client) BatchRemove(keys []byte, keyOffs []uint64, force bool, results []int64) int32 {
+	return int32(C.mcgo_store_batch_remove(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs), cbool(force), i64Ptr(results)))
 }
 
 // RemoveByRegex deletes every matching object and returns the count.
@@ -458,18 +454,23 @@ func i64Ptr(r []int64) *C.int64_t { return (*C.int64_t)(cabi.SlicePtr(r)) }
 
 // keysPtr never returns NULL for a non-empty key list, even when every key
 // is empty (the engines refuse a NULL key buffer).
-func keysPtr(k *Keys) *C.char {
-	if cap(k.Buf) == 0 {
+func keysPtr(keys []byte) *C.char {
+	if cap(keys) == 0 {
 		return (*C.char)(unsafe.Pointer(&noKeyBytes))
 	}
-	return (*C.char)(unsafe.Pointer(unsafe.SliceData(k.Buf[:1])))
+	return (*C.char)(unsafe.Pointer(unsafe.SliceData(keys[:1])))
 }
+
+// nKeys is the number of keys of a packed list with these offsets.
+func nKeys(keyOffs []uint64) C.size_t { return C.size_t(max(len(keyOffs)-1, 0)) }
 
 // noKeyBytes is the key buffer of a list whose keys are all empty.
 var noKeyBytes byte
 
 // MaxKeyLen is MCGO_MAX_KEY_LEN, for the test that pins mooncake.MaxKeyLen
-// to the header.
+// to the header (a cgo test: without cgo there is no header to read).
+//
+//nocgo:omit
 const MaxKeyLen = C.MCGO_MAX_KEY_LEN
 
 // The Go and C layouts of a segment id must agree: ids cross as arrays.
@@ -532,39 +533,39 @@ func (c Client) UnmountSegments(ids []SegmentID, graceSeconds uint64, free bool,
 }
 
 // BatchGetSessionStart starts get sessions for the keys.
-func (c Client) BatchGetSessionStart(k *Keys, results []int64) int32 {
-	return int32(C.mcgo_store_batch_get_session_start(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), i64Ptr(results)))
+func (c Client) BatchGetSessionStart(keys []byte, keyOffs []uint64, results []int64) int32 {
+	return int32(C.mcgo_store_batch_get_session_start(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs), i64Ptr(results)))
 }
 
 // BatchGetIntoMultiBufferRanges reads the ranges of the keys' sessions.
-func (c Client) BatchGetIntoMultiBufferRanges(k *Keys, r *Ranges, results []int64) int32 {
-	return int32(C.mcgo_store_batch_get_into_multi_buffer_ranges(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+func (c Client) BatchGetIntoMultiBufferRanges(keys []byte, keyOffs []uint64, r *Ranges, results []int64) int32 {
+	return int32(C.mcgo_store_batch_get_into_multi_buffer_ranges(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs),
 		addrsPtr(r.Addrs), u64Ptr(r.Sizes), u64Ptr(r.At), offsPtr(r.Offsets), i64Ptr(results)))
 }
 
 // BatchGetSessionEnd drops the keys' get sessions.
-func (c Client) BatchGetSessionEnd(k *Keys) int32 {
-	return int32(C.mcgo_store_batch_get_session_end(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len())))
+func (c Client) BatchGetSessionEnd(keys []byte, keyOffs []uint64) int32 {
+	return int32(C.mcgo_store_batch_get_session_end(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs)))
 }
 
 // BatchPutSessionStart reserves the objects of put sessions.
-func (c Client) BatchPutSessionStart(k *Keys, sizes []uint64, rc *Replicate, results []int64) int32 {
-	return int32(C.mcgo_store_batch_put_session_start(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+func (c Client) BatchPutSessionStart(keys []byte, keyOffs []uint64, sizes []uint64, rc *Replicate, results []int64) int32 {
+	return int32(C.mcgo_store_batch_put_session_start(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs),
 		u64Ptr(sizes), rc.c(), i64Ptr(results)))
 }
 
 // BatchPutFromMultiBufferRanges writes ranges of the keys' reserved objects.
-func (c Client) BatchPutFromMultiBufferRanges(k *Keys, r *Ranges, results []int64) int32 {
-	return int32(C.mcgo_store_batch_put_from_multi_buffer_ranges(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+func (c Client) BatchPutFromMultiBufferRanges(keys []byte, keyOffs []uint64, r *Ranges, results []int64) int32 {
+	return int32(C.mcgo_store_batch_put_from_multi_buffer_ranges(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs),
 		addrsPtr(r.Addrs), u64Ptr(r.Sizes), u64Ptr(r.At), offsPtr(r.Offsets), i64Ptr(results)))
 }
 
 // BatchPutSessionSettle ends (commit) or revokes the keys' put sessions.
-func (c Client) BatchPutSessionSettle(k *Keys, commit bool, results []int64) int32 {
+func (c Client) BatchPutSessionSettle(keys []byte, keyOffs []uint64, commit bool, results []int64) int32 {
 	if commit {
-		return int32(C.mcgo_store_batch_put_session_end(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), i64Ptr(results)))
+		return int32(C.mcgo_store_batch_put_session_end(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs), i64Ptr(results)))
 	}
-	return int32(C.mcgo_store_batch_put_session_revoke(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()), i64Ptr(results)))
+	return int32(C.mcgo_store_batch_put_session_revoke(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs), i64Ptr(results)))
 }
 
 // CreateCopyTask asks for key's object to be copied to the targets.
@@ -602,8 +603,8 @@ func (c Client) QueryTask(id SegmentID) (TaskInfo, int32) {
 
 // GetIntoRanges reads the ranges of the keys' objects; results has one
 // entry per range.
-func (c Client) GetIntoRanges(k *Keys, r *Ranges, results []int64) int32 {
-	return int32(C.mcgo_store_get_into_ranges(c.p, keysPtr(k), offsPtr(k.Offsets), C.size_t(k.Len()),
+func (c Client) GetIntoRanges(keys []byte, keyOffs []uint64, r *Ranges, results []int64) int32 {
+	return int32(C.mcgo_store_get_into_ranges(c.p, keysPtr(keys), offsPtr(keyOffs), nKeys(keyOffs),
 		addrsPtr(r.Addrs), u64Ptr(r.Sizes), u64Ptr(r.At), offsPtr(r.Offsets), i64Ptr(results)))
 }
 

@@ -1,3 +1,11 @@
+// Package cstore holds the Go declarations of the store part of the C ABI
+// (cgo/include/mcgo/store.h). Package
+// github.com/mooncake-go/mooncake-go/mooncake is the API.
+//
+// Its calls take plain slices, as the ABI does: a batch's keys are one
+// byte buffer and their offsets (key i is keys[keyOffs[i]:keyOffs[i+1]],
+// len(keyOffs) is the number of keys plus one), so that this package
+// imports nothing of the APIs above it.
 package cstore
 
 import "strings"

@@ -3,6 +3,12 @@
 // github.com/mooncake-go/mooncake-go/mooncake/transfer is the API.
 package ctransfer
 
+import "github.com/mooncake-go/mooncake-go/internal/codes"
+
+// CodeNoCgo is what every call returns in a build without cgo: the engine
+// code space's NOT_IMPLEMENTED.
+const CodeNoCgo = codes.EngineNotImplemented
+
 // Config mirrors mcgo_te_config.
 type Config struct {
 	MetadataServer  string

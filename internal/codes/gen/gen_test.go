@@ -1,18 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mooncake-go/mooncake-go/internal/genfile"
 )
 
 func root(t *testing.T) string {
 	t.Helper()
-	r, err := moduleRoot()
+	r, err := genfile.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,22 +23,8 @@ func root(t *testing.T) string {
 // TestGeneratedFilesAreCurrent fails when codes.tsv changed and go generate
 // was not run, or when a generated file was edited by hand.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
-	r := root(t)
-	files, err := generate(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) != 2+len(goTargets) {
-		t.Fatalf("generated %d files, want %d", len(files), 2+len(goTargets))
-	}
-	for path, want := range files {
-		got, err := os.ReadFile(filepath.Join(r, path))
-		if err != nil {
-			t.Fatalf("%s: %v (run go generate ./internal/codes)", path, err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run go generate ./internal/codes", path)
-		}
+	if err := genfile.Current(generate, 2+len(goTargets), "./internal/codes"); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/mooncake-go/mooncake-go/internal/genfile"
 )
 
 // Entry is one row of the table.
@@ -59,29 +61,7 @@ const (
 	headerC   = "cgo/include/mcgo/codes.h"
 )
 
-func main() {
-	root, err := moduleRoot()
-	if err == nil {
-		err = write(root)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "codes/gen:", err)
-		os.Exit(1)
-	}
-}
-
-func write(root string) error {
-	files, err := generate(root)
-	if err != nil {
-		return err
-	}
-	for path, data := range files {
-		if err := os.WriteFile(filepath.Join(root, path), data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func main() { genfile.Main("codes/gen", generate) }
 
 // generate returns every generated file by its path under root.
 func generate(root string) (map[string][]byte, error) {
@@ -108,23 +88,6 @@ func generate(root string) (map[string][]byte, error) {
 	}
 	out[headerC] = cHeader(entries)
 	return out, nil
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // parseTable reads the tab-separated table and checks that every space is
