@@ -34,6 +34,7 @@ var conformanceTests = []struct {
 	fn   func(t *testing.T, c *Cluster)
 }{
 	{"Lifecycle", testLifecycle},
+	{"BackendInfo", testBackendInfo},
 	{"OpenRejectsBadConfig", testOpenRejectsBadConfig},
 	{"ClosedStore", testClosedStore},
 	{"PutGetCopy", testPutGetCopy},
@@ -105,6 +106,20 @@ func testLifecycle(t *testing.T, c *Cluster) {
 	assert.Equal(t, c.Config().MasterServerAddress, st.Config().MasterServerAddress)
 	require.NoError(t, st.Close())
 	require.NoError(t, st.Close(), "Close is idempotent")
+}
+
+// testBackendInfo: Backend names the engine the suite runs on, and the
+// native library says which upstream commit it was built against (a full
+// commit id); the embedded engine has none.
+func testBackendInfo(t *testing.T, c *Cluster) {
+	b := mooncake.Backend()
+	if c.Native {
+		assert.Equal(t, "native", b.Name)
+		assert.Truef(t, regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(b.UpstreamCommit), "the upstream commit of the native library: %q", b.UpstreamCommit)
+	} else {
+		assert.Equal(t, "embedded", b.Name)
+		assert.Empty(t, b.UpstreamCommit)
+	}
 }
 
 func testOpenRejectsBadConfig(t *testing.T, c *Cluster) {
