@@ -339,10 +339,14 @@ func (p *PutSession) WriteRanges(reqs []KeyRanges, results []int64) ([]int64, er
 	if p == nil || p.st == nil {
 		return nil, sessionEnded(op)
 	}
-	res := resultsFor(results, len(reqs))
 	sc := getScratch()
 	defer putScratch(sc)
 	p.mu.Lock()
+	if !p.open() {
+		p.mu.Unlock()
+		return nil, sessionEnded(op) // every key ended, revoked or never started
+	}
+	res := resultsFor(results, len(reqs))
 	for i, rq := range reqs {
 		if j, ok := p.index[rq.Key]; !ok || p.state[j] != putOpen {
 			res[i] = int64(ErrInvalidParams)
@@ -358,6 +362,16 @@ func (p *PutSession) WriteRanges(reqs []KeyRanges, results []int64) ([]int64, er
 		return nil, err
 	}
 	return res, batchError(op, res, func(i int) string { return reqs[i].Key })
+}
+
+// open reports whether a key of the session is still open (p.mu held).
+func (p *PutSession) open() bool {
+	for _, st := range p.state {
+		if st == putOpen {
+			return true
+		}
+	}
+	return false
 }
 
 // End makes the session's open objects readable, once the range writes in

@@ -65,8 +65,8 @@ func testSessions(t *testing.T, c *Cluster) {
 	assert.Equal(t, []int64{inv, inv, 0, 0}, res, "an ended object cannot be revoked")
 	checkFailed(t, mooncake.OpBatchPutSessionRevoke, putKeys, res, err, []int{0, 1})
 	res, err = ps.WriteRanges([]mooncake.KeyRanges{{Key: keys[0]}}, res)
-	assert.Equal(t, []int64{inv}, res, "ended keys take no more writes")
-	checkFailed(t, mooncake.OpBatchPutFromMultiBufferRanges, keys[:1], res, err, []int{0})
+	checkRefused(t, mooncake.OpBatchPutFromMultiBufferRanges, res, err, mooncake.ErrInvalidParams, "an ended session takes no more writes")
+	assert.ErrorIs(t, err, mooncake.ErrSessionEnded, "as the sessions doc says")
 
 	dropped := Key(t, "dropped")
 	ps2, res, err := st.StartPutSession(hostmem.PackKeys(dropped, keys[0]), []uint64{size, size}, nil)
