@@ -368,7 +368,7 @@ func (b *Backend) Close() error {
 	var errs []error
 	for _, r := range b.regs {
 		if err := b.store.UnregisterBuffer(r.addr); err != nil {
-			errs = append(errs, fmt.Errorf("hostcache: unregister %s/%s %#x: %w", r.pool, r.buf, r.addr, err))
+			errs = append(errs, &StoreError{Op: "UnregisterBuffer", Err: fmt.Errorf("%s/%s %#x: %w", r.pool, r.buf, r.addr, err)})
 		}
 		// The backend gives the buffer up either way (a closed store has
 		// dropped it already); a failure is reported above.

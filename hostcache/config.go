@@ -513,6 +513,9 @@ func OptionsFromExtraConfig(extra map[string]any, opts Options) (Options, error)
 			n = int64(x)
 		case float64:
 			n = int64(x)
+			if float64(n) != x { // 1.5 is no LCM of TP sizes (int() would make it 1)
+				err = fmt.Errorf("not an integer")
+			}
 		default:
 			err = fmt.Errorf("unsupported type %T", v)
 		}

@@ -130,6 +130,9 @@ type StoreError struct {
 }
 
 func (e *StoreError) Error() string {
+	if e.Keys == 0 {
+		return fmt.Sprintf("hostcache: %s: %v", e.Op, e.Err)
+	}
 	return fmt.Sprintf("hostcache: %s (%d keys): %v", e.Op, e.Keys, e.Err)
 }
 

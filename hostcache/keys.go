@@ -3,6 +3,7 @@ package hostcache
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,6 +33,10 @@ type KeyConfig struct {
 	Fingerprint string
 }
 
+// MaxRanks bounds a key scheme's TP and PP sizes: far above any
+// deployment, low enough that split-head ranks never overflow.
+const MaxRanks = 1 << 20
+
 // KeyScheme builds SGLang-compatible Mooncake keys. It is immutable and safe
 // for concurrent use.
 type KeyScheme struct {
@@ -59,8 +64,15 @@ func NewKeyScheme(cfg KeyConfig) (*KeyScheme, error) {
 	if cfg.PPRank < 0 || cfg.PPSize < 1 || cfg.PPRank >= cfg.PPSize {
 		return nil, &ConfigError{What: what, Field: "pp rank", Reason: fmt.Sprintf("rank %d of %d", cfg.PPRank, cfg.PPSize)}
 	}
+	if cfg.TPSize > MaxRanks || cfg.PPSize > MaxRanks {
+		return nil, &ConfigError{What: what, Field: "tp/pp size", Reason: fmt.Sprintf("%d x %d: at most %d each", cfg.TPSize, cfg.PPSize, MaxRanks)}
+	}
 	if cfg.SplitFactor < 0 || cfg.SplitFactor > 1<<16 {
 		return nil, &ConfigError{What: what, Field: "split factor", Reason: strconv.Itoa(cfg.SplitFactor)}
+	}
+	if f := cfg.SplitFactor; f > 1 && cfg.TPRank > (math.MaxInt32-f)/f {
+		// The split ranks tp*F .. tp*F+F-1 must be numbers, not wrapped ones.
+		return nil, &ConfigError{What: what, Field: "split factor", Reason: fmt.Sprintf("rank %d x split %d overflows", cfg.TPRank, f)}
 	}
 	s := &KeyScheme{rankRep: cfg.RankReplicated}
 	var parts []string

@@ -250,6 +250,9 @@ func (p *HostPool) Close() error {
 	var errs []error
 	for _, r := range p.regions {
 		if err := p.alloc.Free(r); err != nil {
+			if !errors.Is(err, ErrAlloc) {
+				err = fmt.Errorf("%w: free %#x: %w", ErrAlloc, r.Addr, err)
+			}
 			errs = append(errs, err)
 		}
 	}
@@ -598,7 +601,12 @@ func (b *builder) allocBuf(name string, size uint64, shape []int, dt DType) (Buf
 	}
 	r, err := b.p.alloc.Alloc(size)
 	if err != nil {
-		return buf, fmt.Errorf("hostcache: allocate %s (%d bytes) for %s: %w", name, size, b.p.desc, err)
+		// A caller's allocator fails with its own error: it is wrapped in
+		// ErrAlloc too, as for MmapAllocator (unless it already is).
+		if errors.Is(err, ErrAlloc) {
+			return buf, fmt.Errorf("hostcache: allocate %s (%d bytes) for %s: %w", name, size, b.p.desc, err)
+		}
+		return buf, fmt.Errorf("hostcache: allocate %s (%d bytes) for %s: %w: %w", name, size, b.p.desc, ErrAlloc, err)
 	}
 	b.p.regions = append(b.p.regions, r)
 	if r.Size < size || r.Addr == 0 || r.Addr+uintptr(size) < r.Addr || (r.Mem != nil && uint64(len(r.Mem)) < size) {

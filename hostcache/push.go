@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -83,6 +84,15 @@ func NewPeer(local Pool, fingerprint string, remote []RemoteBuffer) (*Peer, erro
 			return nil, fmt.Errorf("%w: buffer %d at %#x (+%d) is not a valid range", ErrPeerMismatch, i, r.Addr, r.Size)
 		}
 		p.bufs = append(p.bufs, peerBuf{local: b.Addr, size: b.Size, remote: r.Addr})
+	}
+	// Remote buffers that overlap would take two local buffers' bytes into
+	// the same peer memory: refuse them rather than corrupt the peer.
+	byRemote := slices.Clone(p.bufs)
+	sort.Slice(byRemote, func(i, j int) bool { return byRemote[i].remote < byRemote[j].remote })
+	for i := 1; i < len(byRemote); i++ {
+		if a, b := byRemote[i-1], byRemote[i]; b.remote-a.remote < a.size {
+			return nil, fmt.Errorf("%w: remote buffers at %#x (+%d) and %#x (+%d) overlap", ErrPeerMismatch, a.remote, a.size, b.remote, b.size)
+		}
 	}
 	sort.Slice(p.bufs, func(i, j int) bool { return p.bufs[i].local < p.bufs[j].local })
 	if h, ok := local.(*HostPool); ok && h.metaErr == nil {
