@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
 )
@@ -239,6 +240,10 @@ func (c Config) Validate() error {
 	} {
 		if strings.IndexByte(f.v, 0) >= 0 {
 			return sentinelf(ErrInvalidConfig, "%s %q contains a NUL byte", f.name, f.v)
+		}
+		if !utf8.ValidString(f.v) {
+			// Upstream would carry it as U+FFFD replacement characters.
+			return sentinelf(ErrInvalidConfig, "%s %q is not valid UTF-8", f.name, f.v)
 		}
 	}
 	switch {

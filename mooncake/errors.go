@@ -46,6 +46,9 @@ var ErrInvalidConfig = errors.New("invalid config")
 // JSON (and so also by the config errors they cause).
 var ErrInvalidSize = errors.New("invalid size")
 
+// ErrInvalidID is matched by the errors of ParseSegmentID.
+var ErrInvalidID = errors.New("invalid segment id")
+
 // sentinelError is an error with its own message that also matches a
 // sentinel, so that messages stay as they read and errors.Is still works.
 type sentinelError struct {

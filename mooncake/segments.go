@@ -35,7 +35,7 @@ func ParseSegmentID(s string) (SegmentID, error) {
 	x, err1 := strconv.ParseUint(a, 10, 64)
 	y, err2 := strconv.ParseUint(b, 10, 64)
 	if !ok || err1 != nil || err2 != nil || strings.HasPrefix(a, "+") || strings.HasPrefix(b, "+") {
-		return SegmentID{}, fmt.Errorf("mooncake: segment id %q: want two decimal numbers joined by '-'", s)
+		return SegmentID{}, sentinelf(ErrInvalidID, "mooncake: segment id %q: want two decimal numbers joined by '-'", s)
 	}
 	return SegmentID{x, y}, nil
 }
@@ -61,6 +61,11 @@ type MountOptions struct {
 // and rdma give one segment.
 const maxMountIDs = 64
 
+// maxMountSize is the user address space of x86-64 and arm64 with 4-level
+// page tables (128 TiB): no process maps a segment larger (upstream
+// answered INTERNAL_ERROR for one).
+const maxMountSize = 1 << 47
+
 // AllocateAndMountSegment allocates size bytes, rounded up to whole
 // SegmentSlabSize slabs, and mounts them into the cluster as more segments
 // of this client (upstream's allocate_and_mount_segment). It returns the
@@ -71,6 +76,10 @@ func (s *Store) AllocateAndMountSegment(size uint64, opt MountOptions) ([]Segmen
 	const op = OpAllocateAndMountSegment
 	if err := mountOptionsOk(op, opt); err != nil {
 		return nil, 0, err
+	}
+	if size > maxMountSize {
+		return nil, 0, &Error{Op: op, Code: ErrInvalidParams, Err: sentinelf(ErrInvalidSize,
+			"%d bytes: more than a process can map (%d)", size, uint64(maxMountSize))}
 	}
 	c := s.c()
 	if !c.gate.Enter() {

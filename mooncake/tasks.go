@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,17 +83,28 @@ type TaskInfo struct {
 // ErrTaskFailed is wrapped by WaitTask's error for a task that failed.
 var ErrTaskFailed = errors.New("task failed")
 
+// maxCopyTargets bounds a copy task's targets: a replica per segment,
+// and no cluster has more segments than this.
+const maxCopyTargets = 1024
+
 // CreateCopyTask asks the master to copy key's object onto each of the
 // segments named in targets (Store.Hostname of their clients). Targets
 // that hold a replica already are left as they are. Refused with
-// ErrInvalidParams (no target, or one that is not mounted),
+// ErrInvalidParams (no target, one that is not mounted, one named twice,
+// more than 1,024),
 // ErrObjectNotFound, ErrUnavailableInCurrentStatus (a target being
 // unmounted).
 func (s *Store) CreateCopyTask(key string, targets []string) (TaskID, error) {
 	const op = OpCreateCopyTask
-	for _, t := range targets {
+	if len(targets) > maxCopyTargets {
+		return TaskID{}, &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: fmt.Errorf("%d target segments, at most %d", len(targets), maxCopyTargets)}
+	}
+	for i, t := range targets {
 		if t == "" || strings.IndexByte(t, 0) >= 0 {
 			return TaskID{}, &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: fmt.Errorf("target segment %q is empty or holds NUL", t)}
+		}
+		if slices.Contains(targets[:i], t) {
+			return TaskID{}, &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: fmt.Errorf("target segment %q named twice", t)}
 		}
 	}
 	c := s.c()

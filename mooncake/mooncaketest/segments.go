@@ -68,6 +68,11 @@ func testSegments(t *testing.T, c *Cluster) {
 		_, _, err := node.AllocateAndMountSegment(tc.size, tc.opt)
 		isCode(t, err, mooncake.ErrInvalidParams, tc.name)
 	}
+	// More than a process can map is a size error, not upstream's
+	// INTERNAL_ERROR of a failed allocation.
+	_, _, err = node.AllocateAndMountSegment(1<<62, mooncake.MountOptions{})
+	isCode(t, err, mooncake.ErrInvalidParams, "2^62 bytes")
+	assert.ErrorIs(t, err, mooncake.ErrInvalidSize, "2^62 bytes")
 
 	require.NoError(t, node.UnmountAndFreeSegments(ids, 0))
 	_, err = writer.Get(onAlloc)

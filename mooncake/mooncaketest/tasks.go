@@ -40,6 +40,15 @@ func testTasks(t *testing.T, c *Cluster) {
 		code mooncake.ErrorCode
 	}{
 		{"copy to no target", func() error { _, err := b.CreateCopyTask(k, nil); return err }, mooncake.ErrInvalidParams},
+		{"copy to a target twice", func() error { _, err := b.CreateCopyTask(k, []string{hb, hd, hb}); return err }, mooncake.ErrInvalidParams},
+		{"copy to 10,000 targets", func() error {
+			many := make([]string, 10000)
+			for i := range many {
+				many[i] = hb
+			}
+			_, err := b.CreateCopyTask(k, many)
+			return err
+		}, mooncake.ErrInvalidParams},
 		{"copy to a segment not mounted", func() error { _, err := b.CreateCopyTask(k, []string{"127.0.0.1:1"}); return err }, mooncake.ErrInvalidParams},
 		{"copy of a missing object", func() error { _, err := b.CreateCopyTask(Key(t, "missing"), []string{hb}); return err }, mooncake.ErrObjectNotFound},
 		{"move onto its source", func() error { _, err := b.CreateMoveTask(k, ha, ha); return err }, mooncake.ErrInvalidParams},
