@@ -178,10 +178,13 @@ func testDummy(t *testing.T, c *Cluster) {
 	for d2.HealthCheck() == nil && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	assert.Error(t, d2.HealthCheck(), "health check once the real client is gone")
+	isCode(t, d2.HealthCheck(), mooncake.ErrRPCFail, "health check once the real client is gone")
 	t.Logf("real client stopped: the dummy's health check failed after %v", time.Since(stopped).Round(time.Millisecond))
+	// The calls fail as the health check does (the embedded engine said
+	// INVALID_PARAMS, the code of a store never set up).
 	_, err = d2.Get(k)
-	assert.Error(t, err, "a call once the real client is gone")
+	isCode(t, err, mooncake.ErrRPCFail, "a get once the real client is gone")
+	isCode(t, d2.Put(Key(t, "after"), []byte("x")), mooncake.ErrRPCFail, "a put once the real client is gone")
 }
 
 // testDummyOpen pins OpenDummy's refusals: a malformed address, and an

@@ -39,6 +39,7 @@ using mcgo::args::WriteMessage;
 using mcgo::embedded::BufferList;
 using mcgo::embedded::IsDummy;
 using mcgo::embedded::IsReady;
+using mcgo::embedded::Orphaned;
 using mcgo::embedded::PlacementConfig;
 using mcgo::embedded::ReadOp;
 using mcgo::embedded::WriteOp;
@@ -55,6 +56,7 @@ int32_t KeysPrologue(mcgo_store *s, const char *keys, const uint64_t *key_offset
   if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
   if (n == 0) return MCGO_OK;
   if (results == nullptr) return MCGO_INVALID_PARAMS;
+  if (Orphaned(s)) return Refuse(results, n, MCGO_RPC_FAIL);
   if (!IsReady(s) || !KeysOk(keys, key_offsets, n)) return Refuse(results, n, MCGO_INVALID_PARAMS);
   return kProceed;
 }
@@ -68,6 +70,7 @@ int32_t StoreCode(mcgo::embedded::RegionResult r) {
 int32_t SingleWrite(mcgo_store *s, const char *key, size_t key_len,
                     uintptr_t addr, uint64_t size, mcgo_replicate_config cfg,
                     bool upsert) {
+  if (Orphaned(s)) return MCGO_RPC_FAIL;
   if (!IsReady(s)) return MCGO_INVALID_PARAMS;
   PlacementConfig pc;
   if (mcgo::embedded::ParsePlacement(cfg, &pc) != MCGO_OK) return MCGO_INVALID_PARAMS;
@@ -90,6 +93,7 @@ int32_t BatchWrite(mcgo_store *s, const char *keys, const uint64_t *key_offsets,
   if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
   if (n == 0) return MCGO_OK;
   if (results == nullptr) return MCGO_INVALID_PARAMS;
+  if (Orphaned(s)) return Refuse(results, n, MCGO_RPC_FAIL);
   if (!IsReady(s)) return Refuse(results, n, MCGO_INVALID_PARAMS);
   PlacementConfig pc;
   if (mcgo::embedded::ParsePlacement(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
@@ -128,6 +132,7 @@ int32_t BatchWriteMulti(mcgo_store *s, const char *keys,
   if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
   if (n == 0) return MCGO_OK;
   if (results == nullptr) return MCGO_INVALID_PARAMS;
+  if (Orphaned(s)) return Refuse(results, n, MCGO_RPC_FAIL);
   if (!IsReady(s)) return Refuse(results, n, MCGO_INVALID_PARAMS);
   PlacementConfig pc;
   if (mcgo::embedded::ParsePlacement(cfg, &pc) != MCGO_OK ||
@@ -254,6 +259,7 @@ int32_t mcgo_store_setup_dummy(mcgo_store *s, uint64_t mem_pool_size, uint64_t l
 int32_t mcgo_store_alloc_from_mem_pool(mcgo_store *s, uint64_t size, uintptr_t *addr) {
   if (addr != nullptr) *addr = 0;
   return Guard32([&]() -> int32_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || addr == nullptr || !mcgo::args::PoolSizeOk(size)) return MCGO_INVALID_PARAMS;
     if (!s->dummy) return MCGO_NOT_SUPPORTED;
     // Shared memory as upstream's (a memfd there, to hand to another
@@ -268,14 +274,13 @@ int32_t mcgo_store_alloc_from_mem_pool(mcgo_store *s, uint64_t size, uintptr_t *
 }
 
 int32_t mcgo_store_health_check(mcgo_store *s) {
-  // A dummy whose real client is gone: it no longer answers.
-  if (s != nullptr && s->ready.load(std::memory_order_acquire) && s->dummy && !IsReady(s)) {
-    return MCGO_RPC_FAIL;
-  }
+  // A dummy whose real client is gone no longer answers.
+  if (Orphaned(s)) return MCGO_RPC_FAIL;
   return IsReady(s) ? MCGO_OK : MCGO_INVALID_PARAMS;
 }
 
 int32_t mcgo_store_hostname(mcgo_store *s, char *buf, size_t buf_cap, size_t *len) {
+  if (Orphaned(s)) return MCGO_RPC_FAIL;
   if (!IsReady(s)) return MCGO_INVALID_PARAMS;
   if (buf == nullptr && buf_cap > 0) return MCGO_INVALID_PARAMS;
   const std::string &name = s->dummy ? std::string() : s->hostname;  // upstream's dummy has none
@@ -285,6 +290,7 @@ int32_t mcgo_store_hostname(mcgo_store *s, char *buf, size_t buf_cap, size_t *le
 }
 
 int32_t mcgo_store_register_buffer(mcgo_store *s, uintptr_t addr, uint64_t size) {
+  if (Orphaned(s)) return MCGO_RPC_FAIL;
   if (!IsReady(s)) return MCGO_INVALID_PARAMS;
   if (s->dummy && (addr == 0 || size == 0 || !s->pool.Has(addr, size))) return MCGO_INVALID_PARAMS;
   return Guard32(
@@ -292,6 +298,7 @@ int32_t mcgo_store_register_buffer(mcgo_store *s, uintptr_t addr, uint64_t size)
 }
 
 int32_t mcgo_store_unregister_buffer(mcgo_store *s, uintptr_t addr) {
+  if (Orphaned(s)) return MCGO_RPC_FAIL;
   if (!IsReady(s)) return MCGO_INVALID_PARAMS;
   if (s->dummy && (addr == 0 || !s->pool.Has(addr, 0))) return MCGO_INVALID_PARAMS;
   return Guard32(
@@ -301,6 +308,7 @@ int32_t mcgo_store_unregister_buffer(mcgo_store *s, uintptr_t addr) {
 int32_t mcgo_store_put(mcgo_store *s, const char *key, size_t key_len,
                  const void *data, uint64_t size, mcgo_replicate_config cfg) {
   return Guard32([&]() -> int32_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s)) return MCGO_INVALID_PARAMS;
     PlacementConfig pc;
     if (mcgo::embedded::ParsePlacement(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
@@ -315,6 +323,7 @@ int32_t mcgo_store_upsert(mcgo_store *s, const char *key, size_t key_len,
                     const void *data, uint64_t size,
                     mcgo_replicate_config cfg) {
   return Guard32([&]() -> int32_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s)) return MCGO_INVALID_PARAMS;
     PlacementConfig pc;
     if (mcgo::embedded::ParsePlacement(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
@@ -329,6 +338,7 @@ static int32_t PutParts(mcgo_store *s, const char *key, size_t key_len,
                         const uintptr_t *datas, const uint64_t *sizes,
                         size_t n_parts, mcgo_replicate_config cfg, bool upsert) {
   return Guard32([&]() -> int32_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s)) return MCGO_INVALID_PARAMS;
     PlacementConfig pc;
     if (mcgo::embedded::ParsePlacement(cfg, &pc) != MCGO_OK || pc.prefer_same_node ||
@@ -359,6 +369,7 @@ static int32_t PutBatch(mcgo_store *s, const char *keys, const uint64_t *key_off
                         size_t n, const uintptr_t *datas, const uint64_t *sizes,
                         mcgo_replicate_config cfg, bool upsert) {
   return Guard32([&]() -> int32_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s)) return MCGO_INVALID_PARAMS;
     if (n == 0) return MCGO_OK;
     PlacementConfig pc;
@@ -394,6 +405,7 @@ int64_t mcgo_store_get_begin(mcgo_store *s, const char *key, size_t key_len,
                        uintptr_t *handle) {
   if (handle != nullptr) *handle = 0;
   return Guard64([&]() -> int64_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || handle == nullptr || !KeyOk(key, key_len)) {
       return MCGO_INVALID_PARAMS;
     }
@@ -435,6 +447,7 @@ int32_t mcgo_store_upsert_from(mcgo_store *s, const char *key, size_t key_len,
 int64_t mcgo_store_get_into(mcgo_store *s, const char *key, size_t key_len,
                       uintptr_t addr, uint64_t size) {
   return Guard64([&]() -> int64_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
     std::vector<ReadOp> ops(1);
     ops[0].key = MakeKey(key, key_len);
@@ -472,6 +485,7 @@ int32_t mcgo_store_batch_get_into(mcgo_store *s, const char *keys,
     if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
     if (n == 0) return MCGO_OK;
     if (results == nullptr) return MCGO_INVALID_PARAMS;
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || !KeysOk(keys, key_offsets, n) || addrs == nullptr ||
         sizes == nullptr) {
       return Refuse(results, n, MCGO_INVALID_PARAMS);
@@ -515,6 +529,7 @@ int32_t mcgo_store_batch_get_into_multi_buffers(
     if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
     if (n == 0) return MCGO_OK;
     if (results == nullptr) return MCGO_INVALID_PARAMS;
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || !KeysOk(keys, key_offsets, n) ||
         !CsrOk(addrs, sizes, buf_offsets, n)) {
       return Refuse(results, n, MCGO_INVALID_PARAMS);
@@ -533,6 +548,7 @@ int32_t mcgo_store_batch_get_into_multi_buffers(
 
 int32_t mcgo_store_is_exist(mcgo_store *s, const char *key, size_t key_len) {
   return Guard32([&]() -> int32_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
     const std::string k = MakeKey(key, key_len);
     int64_t result = 0;
@@ -555,6 +571,7 @@ int32_t mcgo_store_batch_is_exist(mcgo_store *s, const char *keys,
 
 int64_t mcgo_store_get_size(mcgo_store *s, const char *key, size_t key_len) {
   return Guard64([&]() -> int64_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
     return SingleRead(s, key, key_len);
   });
@@ -563,6 +580,7 @@ int64_t mcgo_store_get_size(mcgo_store *s, const char *key, size_t key_len) {
 int32_t mcgo_store_remove(mcgo_store *s, const char *key, size_t key_len,
                     int32_t force) {
   return Guard32([&]() -> int32_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || !KeyOk(key, key_len)) return MCGO_INVALID_PARAMS;
     return s->cluster->Remove(MakeKey(key, key_len), force != 0);
   });
@@ -577,6 +595,7 @@ int32_t mcgo_store_batch_get_replica_desc(mcgo_store *s, const char *keys,
   return GuardBatch(results, n, [&]() -> int32_t {
     if (s == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
     if (n > 0 && results == nullptr) return MCGO_INVALID_PARAMS;
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || (n > 0 && !KeysOk(keys, key_offsets, n)) ||
         !mcgo::DescArgsOk(descs, descs_cap, names, names_cap)) {
       return Refuse(results, n, MCGO_INVALID_PARAMS);
@@ -637,6 +656,7 @@ int32_t mcgo_store_batch_remove(mcgo_store *s, const char *keys,
 int64_t mcgo_store_remove_by_regex(mcgo_store *s, const char *pattern,
                              size_t pattern_len, int32_t force) {
   return Guard64([&]() -> int64_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || !KeyOk(pattern, pattern_len)) return MCGO_INVALID_PARAMS;
     mcgo::embedded::KeyPattern re;
     if (!re.Compile(MakeKey(pattern, pattern_len))) return MCGO_INVALID_PARAMS;
@@ -646,6 +666,7 @@ int64_t mcgo_store_remove_by_regex(mcgo_store *s, const char *pattern,
 
 int64_t mcgo_store_remove_all(mcgo_store *s, int32_t force) {
   return Guard64([&]() -> int64_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s)) return MCGO_INVALID_PARAMS;
     return s->cluster->RemoveAll(force != 0);
   });
@@ -691,6 +712,7 @@ int32_t UnmountEach(mcgo_store *s, const mcgo_segment_id *ids, size_t n, uint64_
   return GuardBatch(results, n, [&]() -> int32_t {
     if (n == 0) return MCGO_OK;
     if (results == nullptr) return MCGO_INVALID_PARAMS;
+    if (Orphaned(s)) return Refuse(results, n, MCGO_RPC_FAIL);
     if (!IsReady(s) || ids == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
     if (s->dummy) return Refuse(results, n, MCGO_NOT_SUPPORTED);  // a dummy has no segments
     int32_t first = MCGO_OK;
@@ -716,6 +738,7 @@ int32_t mcgo_store_allocate_and_mount_segment(mcgo_store *s, uint64_t size,
     uint64_t aligned = 0;
     std::string proto;
     if (IsDummy(s)) return MCGO_NOT_SUPPORTED;  // checked first, as the native backend
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) ||
         !mcgo::args::AllocateArgsOk(ids, ids_cap, n_ids, allocated, size, protocol, s->protocol, &aligned, &proto)) {
       return MCGO_INVALID_PARAMS;
@@ -735,6 +758,7 @@ int32_t mcgo_store_mount_segment(mcgo_store *s, const char *path, uint64_t offse
   return Guard32([&]() -> int32_t {
     std::string proto;
     if (IsDummy(s)) return MCGO_NOT_SUPPORTED;
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) ||
         !mcgo::args::MountArgsOk(ids, ids_cap, n_ids, path, offset, size, protocol, s->protocol, &proto)) {
       return MCGO_INVALID_PARAMS;
@@ -770,6 +794,7 @@ int32_t mcgo_store_create_copy_task(mcgo_store *s, const char *key, size_t key_l
                                     uint64_t targets_len, mcgo_uuid *task) {
   return Guard32([&]() -> int32_t {
     std::vector<std::string> names;
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || !KeyOk(key, key_len) || task == nullptr ||
         !mcgo::args::ParseNames(target_count, targets, targets_len, &names)) {
       return MCGO_INVALID_PARAMS;
@@ -785,6 +810,7 @@ int32_t mcgo_store_create_move_task(mcgo_store *s, const char *key, size_t key_l
                                     const char *source, size_t source_len,
                                     const char *target, size_t target_len, mcgo_uuid *task) {
   return Guard32([&]() -> int32_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || !KeyOk(key, key_len) || !KeyOk(source, source_len) || !KeyOk(target, target_len) ||
         task == nullptr) {
       return MCGO_INVALID_PARAMS;
@@ -799,6 +825,7 @@ int32_t mcgo_store_create_move_task(mcgo_store *s, const char *key, size_t key_l
 
 int32_t mcgo_store_query_task(mcgo_store *s, mcgo_uuid task, mcgo_task_info *out) {
   return Guard32([&]() -> int32_t {
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || out == nullptr) return MCGO_INVALID_PARAMS;
     mcgo::embedded::Cluster::TaskInfo t;
     if (task.first != mcgo::embedded::IdNonce() || !s->cluster->QueryTask(task.second, &t)) {
@@ -824,12 +851,12 @@ extern "C" {
 int32_t mcgo_store_unmount_local_disk_segment(mcgo_store *s, uint64_t grace_seconds) {
   (void)grace_seconds;  // nothing to drain, so nothing to wait for
   if (IsDummy(s)) return MCGO_NOT_SUPPORTED;
-  return IsReady(s) ? MCGO_OK : MCGO_INVALID_PARAMS;
+  return IsReady(s) ? MCGO_OK : (Orphaned(s) ? MCGO_RPC_FAIL : MCGO_INVALID_PARAMS);
 }
 
 int64_t mcgo_store_offload_rpc_read_count(mcgo_store *s) {
   if (IsDummy(s)) return MCGO_NOT_SUPPORTED;
-  return IsReady(s) ? 0 : MCGO_INVALID_PARAMS;
+  return IsReady(s) ? 0 : (Orphaned(s) ? MCGO_RPC_FAIL : MCGO_INVALID_PARAMS);
 }
 
 }  // extern "C"

@@ -101,6 +101,14 @@ inline bool IsReady(const mcgo_store *s) {
          (!s->dummy || s->served->alive.load(std::memory_order_acquire));
 }
 
+// A dummy whose real client is gone: its calls fail as upstream's do when
+// the real client does not answer, with RPC_FAIL (not INVALID_PARAMS, the
+// code of a store that was never set up).
+inline bool Orphaned(const mcgo_store *s) {
+  return s != nullptr && s->ready.load(std::memory_order_acquire) && s->dummy &&
+         !s->served->alive.load(std::memory_order_acquire);
+}
+
 // A ready dummy client: the calls upstream's DummyClient lacks refuse it.
 inline bool IsDummy(const mcgo_store *s) { return IsReady(s) && s->dummy; }
 

@@ -27,6 +27,7 @@ using mcgo::args::RangesOk;
 using mcgo::args::Refuse;
 using mcgo::embedded::Clock;
 using mcgo::embedded::IsReady;
+using mcgo::embedded::Orphaned;
 using mcgo::embedded::ReadOp;
 using mcgo::embedded::RegionSet;
 using mcgo::embedded::WriteOp;
@@ -35,6 +36,7 @@ using mcgo::embedded::WriteOp;
 // code returned (with every result filled).
 int32_t Prologue(mcgo_store *s, const char *keys, const uint64_t *off, size_t n, int64_t *results) {
   if (results == nullptr) return MCGO_INVALID_PARAMS;
+  if (Orphaned(s)) return Refuse(results, n, MCGO_RPC_FAIL);
   if (!IsReady(s) || !KeysOk(keys, off, n)) return Refuse(results, n, MCGO_INVALID_PARAMS);
   if (s->dummy) return Refuse(results, n, MCGO_NOT_SUPPORTED);  // sessions are RealClient's
   return MCGO_OK;
@@ -141,6 +143,7 @@ int32_t mcgo_store_batch_get_session_end(mcgo_store *s, const char *keys,
                                          const uint64_t *key_offsets, size_t n) {
   return mcgo::Guard32([&]() -> int32_t {
     if (n == 0) return MCGO_OK;
+    if (Orphaned(s)) return MCGO_RPC_FAIL;
     if (!IsReady(s) || !KeysOk(keys, key_offsets, n)) return MCGO_INVALID_PARAMS;
     if (s->dummy) return MCGO_NOT_SUPPORTED;
     std::lock_guard<std::mutex> lock(s->sessions_mu);
