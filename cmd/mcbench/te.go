@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"os/signal"
 	"sort"
@@ -62,11 +63,23 @@ func parseTE(args []string, stderr io.Writer) (*teOptions, error) {
 	case o.metadata == "":
 		return nil, errors.New("-metadata_server is required (or $MCGO_TEST_METADATA)")
 	}
-	if need := o.blockSize * uint64(o.batchSize) * uint64(o.threads); o.bufferSize < need {
+	// The buffer holds every thread's batch: refuse what does not fit in a
+	// process (or wraps around 64 bits) rather than register a wrapped size.
+	hi, need := bits.Mul64(o.blockSize, uint64(o.batchSize)*uint64(o.threads))
+	if hi != 0 || need > maxTEBuffer {
+		return nil, fmt.Errorf("-block_size %d x -batch_size %d x -threads %d: more than %d bytes of buffer", o.blockSize, o.batchSize, o.threads, uint64(maxTEBuffer))
+	}
+	if o.bufferSize > maxTEBuffer {
+		return nil, fmt.Errorf("-buffer_size %d: more than %d bytes", o.bufferSize, uint64(maxTEBuffer))
+	}
+	if o.bufferSize < need {
 		o.bufferSize = need
 	}
 	return o, nil
 }
+
+// maxTEBuffer bounds mcbench te's registered buffer (1 TiB).
+const maxTEBuffer = 1 << 40
 
 // runTE is `mcbench te`: upstream's transfer_engine_bench through this
 // binding. The target registers a buffer and serves until SIGTERM or the

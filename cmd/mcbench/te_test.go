@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +89,9 @@ func TestTEFlags(t *testing.T) {
 		{[]string{"-metadata_server", "m", "-duration", "0"}, "positive"},
 		{[]string{"-metadata_server", ""}, "required"},
 		{[]string{"-metadata_server", "m", "extra"}, "unexpected"},
+		{[]string{"-metadata_server", "m", "-block_size", "4611686018427387904", "-batch_size", "4"}, "bytes of buffer"},
+		{[]string{"-metadata_server", "m", "-block_size", "4611686018427387904", "-batch_size", "4", "-threads", "1"}, "bytes of buffer"},
+		{[]string{"-metadata_server", "m", "-buffer_size", "4611686018427387904"}, "-buffer_size"},
 	} {
 		_, err := parseTE(tc.args, io.Discard)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
@@ -120,5 +124,15 @@ func TestTECases(t *testing.T) {
 	}
 	if _, err := teCases("read", "4096", 128, 1, defaultExtra); err != nil {
 		t.Errorf("default -extra: %v", err)
+	}
+}
+
+// TestTECompareFromMissingFile: -from names a file that is not there: the
+// error says so, instead of asking for -upstream.
+func TestTECompareFromMissingFile(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.json")
+	err := runTECompare([]string{"-from", missing}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-from") || !strings.Contains(err.Error(), "nope.json") {
+		t.Errorf("%v, want an error naming -from and the file", err)
 	}
 }

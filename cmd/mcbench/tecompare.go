@@ -49,6 +49,11 @@ func runTECompare(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *from != "" {
+		if _, err := os.Stat(*from); err != nil {
+			return fmt.Errorf("-from: %w", err)
+		}
+	}
 	if *meta == "" && *from == "" {
 		return errors.New("-metadata_server is required (run under scripts/cluster, which sets $MCGO_TEST_METADATA)")
 	}
@@ -62,7 +67,7 @@ func runTECompare(args []string, stdout, stderr io.Writer) error {
 	clients := []string{"go", "upstream"}
 	if *aa {
 		clients = []string{"go", "go2"}
-	} else if *upstream == "" {
+	} else if *upstream == "" && *from == "" {
 		return errors.New("-upstream (transfer_engine_bench) is required")
 	}
 	start := time.Now()

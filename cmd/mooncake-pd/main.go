@@ -81,14 +81,31 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if o.pages <= 0 || o.pageSize <= 0 || o.layers <= 0 || o.pages > 1<<16 {
-		return nil, errors.New("pages (1..65536), page-size and layers must be positive")
+	switch {
+	case o.pages <= 0 || o.pages > 1<<16:
+		return nil, fmt.Errorf("-pages %d: want 1..65536", o.pages)
+	case o.pageSize <= 0:
+		return nil, fmt.Errorf("-page-size %d: want a positive number of tokens", o.pageSize)
+	case o.layers <= 0:
+		return nil, fmt.Errorf("-layers %d: want a positive count", o.layers)
 	}
 	if o.rounds <= 0 {
-		return nil, errors.New("-rounds must be positive")
+		return nil, fmt.Errorf("-rounds %d: want a positive count", o.rounds)
 	}
 	if o.processes != 1 && o.processes != 2 {
 		return nil, errors.New("-processes is 1 or 2")
+	}
+	if o.host == "" || strings.ContainsAny(o.host, ":/ \x00") {
+		return nil, fmt.Errorf("-host %q: want a host name or address (no port)", o.host)
+	}
+	if o.timeout <= 0 {
+		return nil, fmt.Errorf("-timeout %v: want a positive duration", o.timeout)
+	}
+	if o.role != "" && o.role != "decode" {
+		return nil, fmt.Errorf("-role %q: the only role is decode (the child of -processes 2)", o.role)
+	}
+	if o.protocol != "tcp" && o.protocol != "rdma" {
+		return nil, fmt.Errorf("-protocol %q: want tcp or rdma", o.protocol)
 	}
 	if o.processes == 2 && mooncake.Backend().Name != "native" {
 		return nil, errors.New("-processes 2 needs the native build (-tags mooncake_native): the embedded engine's engines meet only inside one process")

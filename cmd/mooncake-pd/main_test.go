@@ -66,9 +66,13 @@ func TestPushAndVerify(t *testing.T) {
 }
 
 func TestFlags(t *testing.T) {
-	for _, args := range [][]string{{"-pages", "0"}, {"-layers", "-1"}, {"-processes", "3"}, {"stray"}, {"-pages", "70000"}, {"-rounds", "0"}} {
-		if _, err := parse(args, io.Discard); err == nil {
+	for _, args := range [][]string{{"-pages", "0"}, {"-layers", "-1"}, {"-processes", "3"}, {"stray"}, {"-pages", "70000"}, {"-rounds", "0"},
+		{"-host", ""}, {"-host", "127.0.0.1:5000"}, {"-timeout", "-1s"}, {"-timeout", "0s"}, {"-role", "bogus"}, {"-protocol", "udp"}} {
+		_, err := parse(args, io.Discard)
+		if err == nil {
 			t.Errorf("%q accepted", args)
+		} else if len(args) > 0 && strings.HasPrefix(args[0], "-") && !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("%q: %v does not name the flag", args, err)
 		}
 	}
 	if mooncake.Backend().Name == "embedded" {

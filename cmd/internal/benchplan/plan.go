@@ -338,11 +338,15 @@ func ParseSize(s string) (int, error) {
 		}
 	}
 	n, err := strconv.Atoi(t)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("bad size %q", s)
+	if err != nil || n < 0 || n > maxBenchBytes/mult {
+		return 0, fmt.Errorf("bad size %q (at most %s)", s, SizeName(maxBenchBytes))
 	}
 	return n * mult, nil
 }
+
+// maxBenchBytes bounds every size and shape of a plan: far above what a
+// benchmark moves, low enough that no product of a shape overflows.
+const maxBenchBytes = 1 << 40
 
 // ParseList reads a comma-separated list, skipping empty fields.
 func ParseList[T any](s string, parse func(string) (T, error)) ([]T, error) {
@@ -383,6 +387,10 @@ func ParseShape(s string) (Shape, error) {
 	z, err3 := ParseSize(f[2])
 	if err1 != nil || err2 != nil || err3 != nil || z <= 0 {
 		return Shape{}, fmt.Errorf("bad shape %q (want KEYSxBUFFERSxSIZE)", s)
+	}
+	// A batch's bytes (keys x buffers x size) must be a size, not wrap.
+	if k > maxBenchBytes/b || k*b > maxBenchBytes/z {
+		return Shape{}, fmt.Errorf("shape %q: %s x %s x %d bytes is more than %s", s, f[0], f[1], z, SizeName(maxBenchBytes))
 	}
 	return Shape{k, b, z}, nil
 }

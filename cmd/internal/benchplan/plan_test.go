@@ -135,6 +135,9 @@ func TestParse(t *testing.T) {
 	}{
 		{"128x61x1152", Shape{128, 61, 1152}, true}, {"16X61X72KiB", Shape{16, 61, 73728}, true},
 		{"1x2", Shape{}, false}, {"0x1x1", Shape{}, false}, {"1x1x0", Shape{}, false},
+		// A product past 64 bits used to wrap to "size 0".
+		{"4294967296x4294967296x1", Shape{}, false}, {"1048576x1048576x1048576", Shape{}, false},
+		{"1x1x2000000gib", Shape{}, false},
 	} {
 		got, err := ParseShape(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
