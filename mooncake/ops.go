@@ -8,6 +8,7 @@ import (
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
 	"github.com/mooncake-go/mooncake-go/internal/memreg"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // Put stores a copy of value under key. value may be any memory (it is
@@ -252,11 +253,16 @@ func (s *Store) RemoveAll(force bool) (int64, error) {
 // memory the program mapped itself (hostmem memory goes through
 // RegisterMemory, which also keeps it from being freed while registered).
 // The memory must stay mapped until UnregisterBuffer or Close, and must not
-// be Go heap memory. Registering a null or empty range, or one that
-// overlaps a registered range, fails with ErrInvalidParams.
+// be Go heap memory. Registering a null or empty range, one that overlaps a
+// registered range, or one that is not all mapped memory of the process
+// (hostmem.CheckMapped) fails with ErrInvalidParams.
 func (s *Store) RegisterBuffer(addr uintptr, size uint64) error {
 	if !s.c().gate.Enter() {
 		return closedErr(OpRegisterBuffer, "")
+	}
+	if err := hostmem.CheckMapped(addr, size); err != nil {
+		s.c().gate.Leave()
+		return &Error{Op: OpRegisterBuffer, Code: ErrInvalidParams, Err: err}
 	}
 	t0 := now()
 	rc := s.c().handle.RegisterBuffer(addr, size)

@@ -282,3 +282,24 @@ func (s Span) Bytes() []byte {
 	}
 	return b[s.off : s.off+s.n : s.off+s.n]
 }
+
+// CheckMapped reports, as an error wrapping ErrRange, a range that is not
+// all mapped memory of this process, or that wraps around the address
+// space: what a registration of memory the program mapped itself
+// (RegisterBuffer) must not be given, since an engine would read or write
+// it. It asks the kernel (Linux; elsewhere it checks only that the range
+// does not wrap). A null address or zero size passes: the registration
+// calls refuse those with their own codes.
+func CheckMapped(addr uintptr, size uint64) error {
+	if addr == 0 || size == 0 {
+		return nil
+	}
+	if size-1 > uint64(^uintptr(0)-addr) {
+		return fmt.Errorf("%w: [%#x, +%d) wraps around the address space", ErrRange, addr, size)
+	}
+	ok, err := mapped(addr, size)
+	if err != nil || ok {
+		return nil // the kernel could not say: leave it to the engine
+	}
+	return fmt.Errorf("%w: [%#x, +%d) is not all mapped memory of this process", ErrRange, addr, size)
+}

@@ -21,3 +21,19 @@ func populate(b []byte) {
 		b[i] = 0
 	}
 }
+
+// mapped asks the kernel whether every page of [addr, addr+size) is mapped:
+// msync answers ENOMEM for a range with a hole, looking at the process's
+// mappings only (MS_ASYNC writes nothing back), whatever the range's size.
+func mapped(addr uintptr, size uint64) (bool, error) {
+	ps := uintptr(unix.Getpagesize())
+	start := addr &^ (ps - 1)
+	_, _, errno := unix.Syscall(unix.SYS_MSYNC, start, uintptr(size)+(addr-start), unix.MS_ASYNC)
+	switch errno {
+	case 0:
+		return true, nil
+	case unix.ENOMEM:
+		return false, nil
+	}
+	return false, errno
+}

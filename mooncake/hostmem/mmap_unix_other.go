@@ -11,3 +11,6 @@ const (
 )
 
 func populate([]byte) {}
+
+// mapped cannot ask other systems cheaply: every range counts as mapped.
+func mapped(uintptr, uint64) (bool, error) { return true, nil }

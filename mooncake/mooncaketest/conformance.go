@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -373,6 +374,13 @@ func testRegistration(t *testing.T, c *Cluster) {
 	isCode(t, st.RegisterBuffer(a+(1<<19)-4096, 8192), mooncake.ErrInvalidParams, "straddling the end")
 	isCode(t, st.RegisterBuffer(0, 4096), mooncake.ErrInvalidParams, "null address")
 	isCode(t, st.RegisterBuffer(a+(1<<19), 0), mooncake.ErrInvalidParams, "zero length")
+	if runtime.GOOS == "linux" {
+		// Upstream would register it, and its transport read or write
+		// wherever it ends.
+		err := st.RegisterBuffer(a, 1<<63)
+		isCode(t, err, mooncake.ErrInvalidParams, "2^63 bytes over a 1 MiB mapping")
+		assert.ErrorIs(t, err, hostmem.ErrRange, "2^63 bytes over a 1 MiB mapping")
+	}
 	require.NoError(t, st.RegisterBuffer(a+(1<<19), 1<<19), "adjacent region")
 	isCode(t, st.UnregisterBuffer(a+4096), mooncake.ErrInvalidParams, "not a region start")
 	require.NoError(t, st.UnregisterBuffer(a))

@@ -3,6 +3,7 @@ package transfer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -203,11 +204,16 @@ func (e *Engine) InstallTransport(protocol, deviceNames, nicPriorityMatrix strin
 // the program mapped itself (hostmem memory goes through RegisterMemory,
 // which also keeps it from being freed while registered). The memory must
 // stay mapped until UnregisterBuffer or Close, and must not be Go heap
-// memory. A null or empty range is refused with ErrInvalidArgument, an
+// memory. A null or empty range, or one that is not all mapped memory of
+// the process (hostmem.CheckMapped), is refused with ErrInvalidArgument, an
 // overlap with ErrAddressOverlapped.
 func (e *Engine) RegisterBuffer(addr uintptr, size uint64) error {
 	if !e.enter() {
 		return closedErr(OpRegister)
+	}
+	if err := hostmem.CheckMapped(addr, size); err != nil {
+		e.gate.Leave()
+		return &Error{Op: OpRegister, Code: ErrInvalidArgument, Err: err}
 	}
 	rc := e.h.Register(addr, size, "", true)
 	e.gate.Leave()
@@ -250,6 +256,12 @@ func (e *Engine) RegisterBuffers(addrs []uintptr, sizes []uint64) error {
 	if !e.enter() {
 		return closedErr(OpRegister)
 	}
+	for i := range addrs {
+		if err := hostmem.CheckMapped(addrs[i], sizes[i]); err != nil {
+			e.gate.Leave()
+			return &Error{Op: OpRegister, Code: ErrInvalidArgument, Err: fmt.Errorf("region %d: %w", i, err)}
+		}
+	}
 	rc := e.h.RegisterBatch(addrs, sizes, "")
 	e.gate.Leave()
 	return codeErr(OpRegister, "", rc)
@@ -259,6 +271,11 @@ func (e *Engine) RegisterBuffers(addrs []uintptr, sizes []uint64) error {
 // nothing (memory registered with RegisterMemory among them, as
 // UnregisterBuffer).
 func (e *Engine) UnregisterBuffers(addrs []uintptr) error {
+	for i, a := range addrs {
+		if slices.Contains(addrs[:i], a) {
+			return argErr(OpUnregister, "", fmt.Sprintf("region %#x named twice", a))
+		}
+	}
 	if !e.enter() {
 		return closedErr(OpUnregister)
 	}
@@ -341,6 +358,9 @@ func (e *Engine) NotifyPeer(peer string, n Notification) error {
 }
 
 func (e *Engine) notify(seg SegmentHandle, peer, label string, n Notification) error {
+	if n.Name == "" && n.Message == "" {
+		return argErr(OpNotify, label, "empty notification") // as the batch forms refuse one
+	}
 	if len(n.Name)+len(n.Message) > NotifyMaxBytes {
 		return argErr(OpNotify, label, fmt.Sprintf("%d bytes of name and message, more than %d", len(n.Name)+len(n.Message), NotifyMaxBytes))
 	}
