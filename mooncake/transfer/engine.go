@@ -373,6 +373,12 @@ func (e *Engine) notify(seg SegmentHandle, peer, label string, n Notification) e
 }
 
 // NotifyMaxBytes bounds a notification's name and message together.
+//
+// Notifications wait in the receiving engine until its Notifications reads
+// them. The embedded engine keeps at most 64 MiB of them unread: past that
+// a send fails with ErrMemory (the sender learns it; nothing is dropped
+// silently). Upstream's engine keeps every unread one, without a bound: a
+// receiver that never reads grows.
 const NotifyMaxBytes = 128 << 10
 
 // Notifications appends every notification received so far (oldest first)

@@ -65,3 +65,32 @@ func TestEngineHostileThirdRound(t *testing.T) {
 		}
 	}
 }
+
+// TestNotifyInboxBound: a peer's unread notifications are bounded (the
+// embedded engine: 64 MiB); past the bound a send fails with ErrMemory,
+// and reading the inbox makes room again.
+func TestNotifyInboxBound(t *testing.T) {
+	env := transfertest.NewEnv(t)
+	if env.Native {
+		t.Skip("upstream's engine keeps every unread notification (NotifyMaxBytes says so)")
+	}
+	a, b := env.Open(t), env.Open(t)
+	big := transfer.Notification{Name: "n", Message: string(make([]byte, transfer.NotifyMaxBytes-1))}
+	sent := 0
+	var err error
+	for ; sent < 1024; sent++ {
+		if err = a.NotifyPeer(b.SegmentName(), big); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, transfer.ErrMemory) || sent != 512 {
+		t.Fatalf("after %d notifications of 128 KiB: %v; want ErrMemory after 512 (64 MiB)", sent, err)
+	}
+	got, err := b.Notifications(nil)
+	if err != nil || len(got) != 512 {
+		t.Fatalf("read %d: %v", len(got), err)
+	}
+	if err := a.NotifyPeer(b.SegmentName(), big); err != nil {
+		t.Errorf("after the inbox was read: %v", err)
+	}
+}

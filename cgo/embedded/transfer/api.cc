@@ -302,8 +302,7 @@ int32_t mcgo_te_batch_status(mcgo_te *e, uint64_t batch,
     auto send = [&]() -> int32_t {
       std::shared_ptr<Core> to = b->notify_target.lock();
       if (!to || !to->Alive()) return MCGO_TE_ERR_METADATA;
-      to->Deliver({b->notify_name, b->notify_msg});
-      return MCGO_OK;
+      return to->Deliver({b->notify_name, b->notify_msg}) ? MCGO_OK : MCGO_TE_ERR_MEMORY;
     };
     mcgo_te_batch_summary sum;
     mcgo::te::Summarize(b->tasks.size(), state, tasks, cap, &sum);
@@ -348,9 +347,9 @@ int32_t mcgo_te_notify_send(mcgo_te *e, uint64_t seg, const char *peer,
       to = n == e->core->name() ? e->core : e->ns->Find(n);
     }
     if (!to || !to->Alive()) return MCGO_TE_ERR_METADATA;
-    to->Deliver({std::string(name == nullptr ? "" : name, name_len),
-                 std::string(msg == nullptr ? "" : msg, msg_len)});
-    return MCGO_OK;
+    const bool queued = to->Deliver({std::string(name == nullptr ? "" : name, name_len),
+                                     std::string(msg == nullptr ? "" : msg, msg_len)});
+    return queued ? MCGO_OK : MCGO_TE_ERR_MEMORY;  // the peer's inbox is full
   });
 }
 

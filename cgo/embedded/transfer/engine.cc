@@ -13,9 +13,13 @@ void Core::Kill() {
   regions_->Clear();
 }
 
-void Core::Deliver(Notify n) {
+bool Core::Deliver(Notify n) {
   std::lock_guard<std::mutex> lock(inbox_mu_);
+  const uint64_t size = n.name.size() + n.msg.size();
+  if (size > kInboxMaxBytes - inbox_bytes_) return false;
+  inbox_bytes_ += size;
   inbox_.push_back(std::move(n));
+  return true;
 }
 
 void Core::Drain(char *buf, uint64_t cap, uint64_t *name_lens,
@@ -37,6 +41,7 @@ void Core::Drain(char *buf, uint64_t cap, uint64_t *name_lens,
     msg_lens[count] = x.msg.size();
     used += size;
     ++count;
+    inbox_bytes_ -= size;
     inbox_.pop_front();
   }
   *n = count;

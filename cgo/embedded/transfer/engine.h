@@ -72,7 +72,12 @@ class Core {
   // returns.
   void Kill();
 
-  void Deliver(Notify n);
+  // Deliver queues n in the inbox; false when the inbox holds
+  // kInboxMaxBytes of unread notifications already (the sender fails).
+  bool Deliver(Notify n);
+  // An engine's unread notifications are bounded, so that a peer cannot
+  // fill its memory (4,096 of 128 KiB were 512 MiB).
+  static constexpr uint64_t kInboxMaxBytes = 64ull << 20;
   // Moves the oldest notifications that fit (see mcgo_te_notify_recv).
   void Drain(char *buf, uint64_t cap, uint64_t *name_lens, uint64_t *msg_lens,
              size_t max_n, size_t *n, uint64_t *need);
@@ -83,6 +88,7 @@ class Core {
   std::atomic<bool> alive_{true};
   std::mutex inbox_mu_;
   std::deque<Notify> inbox_;
+  uint64_t inbox_bytes_ = 0;
 };
 
 // The engines of one metadata string.
