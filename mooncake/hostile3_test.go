@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 )
 
 // TestHostileThirdRoundConfig pins the Go-side refusals of the third
@@ -38,6 +39,23 @@ func TestHostileThirdRoundConfig(t *testing.T) {
 		cfg.LogLevel = l
 		if err := cfg.Validate(); err != nil {
 			t.Errorf("log level %q (any case is documented): %v", l, err)
+		}
+	}
+}
+
+// TestOpenOnEngineRefusesAZeroEngine: a zero transfer.Engine is refused
+// (it used to open an ordinary store with an engine of its own).
+func TestOpenOnEngineRefusesAZeroEngine(t *testing.T) {
+	cfg := mooncake.Config{LocalHostname: "127.0.0.1", MetadataServer: "P2PHANDSHAKE", Protocol: "tcp", MasterServerAddress: "zero-engine"}
+	for name, e := range map[string]*transfer.Engine{"nil": nil, "zero": {}} {
+		st, err := mooncake.OpenOnEngine(cfg, e)
+		if err == nil {
+			st.Close()
+			t.Errorf("%s engine: opened", name)
+			continue
+		}
+		if !errors.Is(err, mooncake.ErrInvalidParams) {
+			t.Errorf("%s engine: %v, want ErrInvalidParams", name, err)
 		}
 	}
 }

@@ -75,6 +75,12 @@ func OpenOnEngine(cfg Config, e *transfer.Engine) (*Store, error) {
 	if e == nil {
 		return nil, &Error{Op: OpOpen, Code: ErrInvalidParams, Err: errors.New("nil transfer engine")}
 	}
+	if _, release, ok := ctransfer.EngineOf(e); ok {
+		release()
+	} else {
+		// A zero Engine, or one closed: never a store of its own instead.
+		return nil, &Error{Op: OpOpen, Code: ErrInvalidParams, Err: errors.New("the transfer engine is closed or was never opened (transfer.Open)")}
+	}
 	if cfg.LocalHostname == "" {
 		cfg.LocalHostname = e.SegmentName()
 	}
