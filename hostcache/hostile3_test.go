@@ -15,7 +15,7 @@ type failingAlloc struct{}
 var errNoMemory = errors.New("no memory for you")
 
 func (failingAlloc) Alloc(uint64) (hc.Region, error) { return hc.Region{}, errNoMemory }
-func (failingAlloc) Free(hc.Region) error           { return nil }
+func (failingAlloc) Free(hc.Region) error            { return nil }
 
 // TestHostileThirdRound pins the hostcache findings of the third hostile
 // round (issue 21): each input is refused with a typed error.
