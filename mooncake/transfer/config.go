@@ -96,7 +96,7 @@ func (cfg Config) check() (Config, error) {
 	switch cfg.Protocol {
 	case "", "tcp", "rdma", "none":
 	default:
-		return cfg, fmt.Errorf("Protocol %q is not tcp, rdma or none", cfg.Protocol)
+		return cfg, fmt.Errorf("protocol %q is not tcp, rdma or none (Config.Protocol)", cfg.Protocol)
 	}
 	return cfg, nil
 }
