@@ -203,7 +203,7 @@ demo-native: native
 #       on each in turn (A B A B, BENCH_REPEAT times; fresh processes every
 #       round, the first to start alternating; both run the plan file that
 #       mcbench writes from BENCH_ARGS), and writes docs/benchmarks.{json,svg}
-#       and the tables in docs/benchmarks.md. The plan, every run's JSON and
+#       and the tables in docs/benchmarks-tables.md. The plan, every run's JSON and
 #       the logs stay in build/bench/<time>/. A third client, the C floor
 #       (cgo/bench/mcbench_c.cc, built here with $(CXX) against
 #       libmcgo_native.so), runs the single-call cases (with one caller and

@@ -13,7 +13,7 @@
 # A B A B, case by case, so the two measure a case seconds apart and never
 # at the same time. It keeps every run's JSON in $OUT. `mcbench compare` then
 # writes docs/benchmarks.json (the summary the table and chart are made
-# of), docs/benchmarks.svg and the table section of docs/benchmarks.md
+# of), docs/benchmarks.svg and the table section of docs/benchmarks-tables.md
 # (medians over the runs). The runs stay in $OUT, which git ignores: they
 # are rewritten by every run, and the summary holds what the report needs.
 #
@@ -96,8 +96,8 @@ if [ "$AA" = 1 ]; then
   cat "$DOCS/benchmarks-aa.md"
   exit 0
 fi
-if [ ! -f "$DOCS/benchmarks.md" ]; then
-  printf '# Benchmarks\n\n<!-- mcbench:begin -->\n<!-- mcbench:end -->\n' >"$DOCS/benchmarks.md"
+if [ ! -f "$DOCS/benchmarks-tables.md" ]; then
+  printf '# Benchmark tables (generated)\n\n<!-- mcbench:begin -->\n<!-- mcbench:end -->\n' >"$DOCS/benchmarks-tables.md"
 fi
 CRUNS=()
 if [ ${#CFLOOR[@]} -gt 0 ]; then
@@ -109,5 +109,5 @@ if [ -f "$DOCS/benchmarks-aa.json" ]; then
   CRUNS+=(-noise "$DOCS/benchmarks-aa.json")
 fi
 "$MCBENCH" compare -go "$OUT/go-*.json" -python "$OUT/py-*.json" "${CRUNS[@]}" -command "$COMMAND" \
-  -out "$DOCS/benchmarks.json" -chart "$DOCS/benchmarks.svg" -md "$DOCS/benchmarks.md" | tee "$OUT/compare.md"
-echo "bench-compare: wrote $DOCS/benchmarks.json, $DOCS/benchmarks.svg, the table in $DOCS/benchmarks.md; plan, runs and logs in $OUT"
+  -out "$DOCS/benchmarks.json" -chart "$DOCS/benchmarks.svg" -md "$DOCS/benchmarks-tables.md" | tee "$OUT/compare.md"
+echo "bench-compare: wrote $DOCS/benchmarks.json, $DOCS/benchmarks.svg, the tables in $DOCS/benchmarks-tables.md; plan, runs and logs in $OUT"
