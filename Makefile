@@ -132,12 +132,20 @@ clean:
 # ---- native backend (real Mooncake) -------------------------------------------
 
 NATIVE_DIR := $(abspath $(BUILD))/native
+# The tests and demos run the programs of the default build (no build tag)
+# with the native library loaded at run time (MCGO_NATIVE_LIBRARY); the
+# benchmark clients still link it (-tags mooncake_native, NATIVE_ENV).
+NATIVE_RUN := MCGO_NATIVE_LIBRARY="$(NATIVE_DIR)/libmcgo_native.so" MOONCAKE_PREFIX="$(MOONCAKE_PREFIX)"
 NATIVE_ENV := CGO_LDFLAGS="-L$(NATIVE_DIR) -Wl,-rpath,$(NATIVE_DIR)" MOONCAKE_PREFIX="$(MOONCAKE_PREFIX)"
+# The examples run on the embedded engine only (their masters are names).
+NATIVE_SKIP := -skip '^Example'
+
 # Where upstream's Python package (mooncake.store) is importable from: the
 # interop test then runs, and must pass. Without it, the interop test skips
 # and says why.
 ifneq ($(MOONCAKE_PYTHONPATH),)
 NATIVE_ENV += MCGO_PYTHONPATH="$(MOONCAKE_PYTHONPATH)" MCGO_REQUIRE_PYTHON=1
+NATIVE_RUN += MCGO_PYTHONPATH="$(MOONCAKE_PYTHONPATH)" MCGO_REQUIRE_PYTHON=1
 endif
 CLUSTER    := $(GO) run ./scripts/cluster
 
@@ -161,9 +169,9 @@ native: require-mooncake
 # One fresh master for the whole run (MCGO_TEST_ISOLATED=1), packages one at
 # a time (-p 1) so that the capacity tests own the cluster.
 test-native: native
-	$(NATIVE_ENV) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- \
-	  $(GO) test -count=1 -p 1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./internal/codes/... ./mooncake/... ./hostcache/... ./interop/ ./cmd/mooncake-pd/...
-	$(NATIVE_ENV) $(CLUSTER) -- $(GO) test -count=1 -tags mooncake_native -run '^TestTE' $(NATIVE_TEST_FLAGS) ./cmd/mcbench/
+	$(NATIVE_RUN) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- \
+	  $(GO) test -count=1 -p 1 $(NATIVE_SKIP) $(NATIVE_TEST_FLAGS) ./internal/codes/... ./internal/cabi/... ./mooncake/... ./hostcache/... ./interop/ ./cmd/mooncake-pd/...
+	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- $(GO) test -count=1 -run '^TestTE' $(NATIVE_TEST_FLAGS) ./cmd/mcbench/
 	$(MAKE) --no-print-directory chaos-native
 	@if [ -n "$(MOONCAKE_PYTHONPATH)" ]; then \
 	  $(MAKE) --no-print-directory soak-native SOAK_DURATION=75s SOAK_RESTART=20s SOAK_REPORT=; \
@@ -172,7 +180,7 @@ test-native: native
 # Fault tests: each starts its own master (internal/testcluster) and kills,
 # restarts or cuts off part of the cluster by PID (docs/faults.md).
 chaos-native: native
-	$(NATIVE_ENV) $(GO) test -count=1 -tags mooncake_native $(NATIVE_TEST_FLAGS) ./interop/faults/
+	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 $(GO) test -count=1 $(NATIVE_TEST_FLAGS) ./interop/faults/
 
 # The soak: a Go client, a Go client process and upstream's Python client on
 # one loopback master for SOAK_DURATION, one client process restarted every
@@ -184,14 +192,14 @@ SOAK_TIMEOUT  ?= 3h
 SOAK_REPORT   ?=
 soak-native: native
 	@test -n "$(MOONCAKE_PYTHONPATH)" || { echo "make soak-native needs upstream's Python client: MOONCAKE_PYTHONPATH=<dir with mooncake/>"; exit 1; }
-	$(NATIVE_ENV) MCGO_SOAK_DURATION=$(SOAK_DURATION) MCGO_SOAK_RESTART=$(SOAK_RESTART) MCGO_SOAK_REPORT="$(SOAK_REPORT)" PYTHON="$(PYTHON)" \
+	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_SOAK_DURATION=$(SOAK_DURATION) MCGO_SOAK_RESTART=$(SOAK_RESTART) MCGO_SOAK_REPORT="$(SOAK_REPORT)" PYTHON="$(PYTHON)" \
 	  MCGO_SOAK_COMMAND="make soak-native MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH) SOAK_DURATION=$(SOAK_DURATION) SOAK_RESTART=$(SOAK_RESTART)" \
-	  $(GO) test -count=1 -tags mooncake_native -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) -v ./interop/soak/
+	  $(GO) test -count=1 -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) -v ./interop/soak/
 
 demo-native: native
-	$(NATIVE_ENV) $(CLUSTER) -- $(GO) run -tags mooncake_native ./cmd/mooncake-demo $(DEMO_ARGS)
-	$(NATIVE_ENV) $(GO) build -tags mooncake_native -o $(BUILD)/mooncake-pd ./cmd/mooncake-pd
-	$(NATIVE_ENV) $(CLUSTER) -- $(BUILD)/mooncake-pd -processes 2
+	$(NATIVE_RUN) $(CLUSTER) -- $(GO) run ./cmd/mooncake-demo $(DEMO_ARGS)
+	$(GO) build -o $(BUILD)/mooncake-pd ./cmd/mooncake-pd
+	$(NATIVE_RUN) $(CLUSTER) -- $(BUILD)/mooncake-pd -processes 2
 
 # ---- benchmarks against upstream's Python client -------------------------------
 #

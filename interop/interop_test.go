@@ -1,4 +1,4 @@
-//go:build mooncake_native
+//go:build cgo
 
 package interop
 
@@ -351,6 +351,7 @@ func (g *goSide) write(t *testing.T, prefix string) {
 
 // TestPythonInterop: Python writes, Go reads; Go writes, Python reads.
 func TestPythonInterop(t *testing.T) {
+	mooncaketest.RequireNative(t)
 	p := startPeer(t)
 	g := newGoSide(t)
 	run := fmt.Sprintf("mcgo-interop/%d", time.Now().UnixNano())

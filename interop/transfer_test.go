@@ -1,4 +1,4 @@
-//go:build mooncake_native
+//go:build cgo
 
 package interop
 
@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
 	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 	"github.com/mooncake-go/mooncake-go/mooncake/transfer/transfertest"
 )
@@ -53,6 +54,7 @@ func (p *tePeer) do(req map[string]any) map[string]any {
 // TransferEngine (mooncake.engine) write into and read from each other's
 // registered memory, byte for byte, and a notification crosses.
 func TestTransferEngineInterop(t *testing.T) {
+	mooncaketest.RequireNative(t)
 	py, env := python(t)
 	probe := exec.Command(py, "-c", "import mooncake.engine")
 	probe.Env = env

@@ -83,6 +83,12 @@ type Config struct {
 	// server for minutes. The binding's own setting, not in upstream's
 	// configuration file.
 	ConnectTimeout time.Duration `json:"-"`
+
+	// NativeLibrary, when set, is the libmcgo_native.so the process loads
+	// as its backend before this store opens (LoadNative, whose rules
+	// apply: the process's first backend is its only one). The binding's
+	// own setting, not in upstream's configuration file.
+	NativeLibrary string `json:"-"`
 }
 
 // DefaultConnectTimeout is Config.ConnectTimeout's default.

@@ -28,7 +28,7 @@
 //	replicas, copy and move tasks             GetReplicaDesc, BatchGetReplicaDesc, BatchReplicaClear, CreateCopyTask, CreateMoveTask, WaitTask
 //	segments mounted while running            AllocateAndMountSegment, MountSegment, UnmountSegments
 //	counters                                  Stats (package mooncakeprom exports them)
-//	which backend, what it honours            Backend
+//	which backend, what it honours            Backend, LoadNative
 //	Python shapes: uintptr, []string          Raw
 //
 // docs/python-api.md maps every method of upstream's Python client to its
@@ -42,9 +42,12 @@
 // opened with the same MasterServerAddress share one in-process cluster. It
 // is a development and test engine, not a distributed store.
 //
-// Built with -tags mooncake_native, the same API runs over upstream
-// Mooncake's client (RDMA or TCP) through libmcgo_native; see the README
-// (make native). Backend reports which one is linked. Native store calls
+// The same program runs over upstream Mooncake's client (RDMA or TCP) when
+// it loads the libmcgo_native.so built against the Mooncake of its machine
+// (make native; see the README): MCGO_NATIVE_LIBRARY=<path>, or LoadNative
+// or Config.NativeLibrary before the first Open. It is one program, built
+// with plain go build; -tags mooncake_native links the library instead.
+// Backend reports which one the process uses. Native store calls
 // block on RPCs and on upstream's transfer threads; a call that no other
 // call overlapped yields the goroutine (runtime.Gosched) when it returns,
 // which keeps the runtime's sysmon from retaking the P of a goroutine that

@@ -141,6 +141,7 @@ const (
 	OpUnmountAndFreeSegment         Op = "unmount_and_free_segment"
 	OpSetupDummy                    Op = "setup_dummy"
 	OpAllocFromMemPool              Op = "alloc_from_mem_pool"
+	OpLoadNative                    Op = "load_native"
 )
 
 // Error is the error type of every Store method. Code keeps Mooncake's code

@@ -94,6 +94,9 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &Error{Op: OpOpen, Code: ErrInvalidParams, Err: fmt.Errorf("config: %w", err)}
 	}
+	if err := loadConfigured(cfg.NativeLibrary); err != nil {
+		return nil, &Error{Op: OpOpen, Err: err}
+	}
 	if err := cabi.CheckABI(); err != nil {
 		return nil, &Error{Op: OpOpen, Err: err}
 	}
@@ -328,13 +331,74 @@ type BackendInfo struct {
 	// UpstreamCommit is the upstream Mooncake commit the native library
 	// was built against ("" for the embedded backend).
 	UpstreamCommit string
+	// Library is the native library loaded at run time (LoadNative,
+	// MCGO_NATIVE_LIBRARY), "" for the backend linked into the program.
+	Library string
 	// Capabilities says which optional features the backend honours.
 	Capabilities Capabilities
 }
 
-// Backend describes the backend this program links.
+// Backend describes the backend of this process: the one linked into the
+// program, or the native library LoadNative (or MCGO_NATIVE_LIBRARY)
+// loaded.
 func Backend() BackendInfo {
-	return BackendInfo{Name: cabi.BackendName(), UpstreamCommit: cabi.UpstreamCommit(), Capabilities: backendCapabilities()}
+	return BackendInfo{Name: cabi.BackendName(), UpstreamCommit: cabi.UpstreamCommit(),
+		Library: cabi.NativePath(), Capabilities: backendCapabilities()}
+}
+
+// Why a native library was refused by LoadNative (or by the first Open,
+// for one named in MCGO_NATIVE_LIBRARY).
+var (
+	// ErrNativeLibrary: it cannot be loaded (no such file, not a shared
+	// library of this machine, a missing dependency) or lacks a function
+	// of the C ABI.
+	ErrNativeLibrary = cabi.ErrNativeLibrary
+	// ErrNativeABI: it implements another version of the C ABI (rebuild it
+	// from this module's cgo/native: make native).
+	ErrNativeABI = cabi.ErrNativeABI
+	// ErrNativeUpstream: it was built against an upstream commit this
+	// module was not tested with (third_party/mooncake/PIN); accept it with
+	// NativeOptions.AnyUpstream or MCGO_NATIVE_ANY_UPSTREAM=1.
+	ErrNativeUpstream = cabi.ErrNativeUpstream
+	// ErrBackendInUse: a store or an engine of another backend is open in
+	// the process already.
+	ErrBackendInUse = cabi.ErrBackendInUse
+)
+
+// loadConfigured loads a Config's NativeLibrary (MCGO_NATIVE_ANY_UPSTREAM=1
+// accepts any upstream).
+func loadConfigured(path string) error {
+	if path == "" {
+		return nil
+	}
+	return cabi.LoadNative(path, os.Getenv(cabi.EnvNativeAnyUpstream) == "1")
+}
+
+// NativeOptions are LoadNative's options.
+type NativeOptions struct {
+	// AnyUpstream accepts a library built against any upstream commit,
+	// not only those this module was tested with.
+	AnyUpstream bool
+}
+
+// LoadNative makes the native library at path (a libmcgo_native.so that
+// make native builds against the Mooncake of the machine) the backend of
+// every store and transfer engine of this process, in place of the one
+// linked in (the embedded engine of a default build): a Go service is
+// built once with go build and uses the Mooncake its container provides.
+// The choice is the process's, made once: it must come before the first
+// Open (ErrBackendInUse after, unless path is the library loaded already).
+// The environment variable MCGO_NATIVE_LIBRARY does the same without a
+// call, when the process first needs a backend.
+//
+// The library is refused with ErrNativeLibrary, ErrNativeABI or
+// ErrNativeUpstream (wrapped, with the reason), and the process keeps its
+// backend.
+func LoadNative(path string, opt NativeOptions) (BackendInfo, error) {
+	if err := cabi.LoadNative(path, opt.AnyUpstream); err != nil {
+		return Backend(), &Error{Op: OpLoadNative, Err: err}
+	}
+	return Backend(), nil
 }
 
 // HealthCheck returns nil when the client is connected and its master

@@ -17,9 +17,14 @@ const ABIVersion = 6
 // NOT_SUPPORTED.
 const CodeNoCgo = codes.StoreNotSupported
 
-// CheckABI returns an error when the linked backend implements another ABI
-// version than this package.
+// CheckABI settles the process's backend for good (see LoadNative) and
+// returns an error when it cannot be had (a native library named in the
+// environment that failed to load) or implements another ABI version than
+// this package. Every Open calls it before it makes a handle.
 func CheckABI() error {
+	if err := freeze(); err != nil {
+		return err
+	}
 	if got := BackendABIVersion(); got != ABIVersion {
 		return fmt.Errorf("backend %q implements ABI %d, this package needs %d (rebuild with go clean -cache, or rebuild the native library)",
 			BackendName(), got, ABIVersion)

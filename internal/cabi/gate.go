@@ -45,7 +45,7 @@ func (g *Gate) Enter() bool {
 // throughput of 16 concurrent callers on 2 Ps
 // (docs/notes/2026-12-01-found-on-the-way.md).
 func (g *Gate) Leave() {
-	if g.leave() && YieldAfterCalls && !g.NoYield {
+	if g.leave() && yields.Load() && !g.NoYield {
 		yieldNow()
 	}
 }

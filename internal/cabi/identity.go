@@ -4,7 +4,7 @@ package cabi
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../../cgo/include
-#include "mcgo/common.h"
+#include "dispatch_gen.h" // the ABI, called through the dispatch table
 
 #if MCGO_ABI_VERSION != 6
 #error "cgo/include/mcgo/common.h changed its ABI version: update ABIVersion in internal/cabi/abi.go and this check"
@@ -18,16 +18,23 @@ import "unsafe"
 // (without cgo, this package's: no backend can disagree).
 //
 //nocgo:return ABIVersion
-func BackendABIVersion() uint32 { return uint32(C.mcgo_abi_version()) }
+func BackendABIVersion() uint32 {
+	_ = Select() // a library that failed to load leaves the linked backend
+	return uint32(C.mcgo_abi_version())
+}
 
 // BackendName reports "embedded" or "native".
 //
 //nocgo:return "none (built without cgo)"
-func BackendName() string { return C.GoString(C.mcgo_backend_name()) }
+func BackendName() string {
+	_ = Select()
+	return C.GoString(C.mcgo_backend_name())
+}
 
 // SetLog sets upstream's log level (-1: keep) and, once per process, its
 // log directory ("" : keep); see mcgo_set_log.
 func SetLog(minLevel int32, dir string) int32 {
+	_ = Select()
 	var p *C.char
 	if dir != "" {
 		p = (*C.char)(unsafe.Pointer(unsafe.StringData(dir)))
@@ -37,4 +44,7 @@ func SetLog(minLevel int32, dir string) int32 {
 
 // UpstreamCommit reports the upstream commit the native backend was built
 // against ("" for the embedded backend).
-func UpstreamCommit() string { return C.GoString(C.mcgo_upstream_commit()) }
+func UpstreamCommit() string {
+	_ = Select()
+	return C.GoString(C.mcgo_upstream_commit())
+}

@@ -2,11 +2,15 @@
 
 package cabi
 
-import _ "github.com/mooncake-go/mooncake-go/cgo/embedded/base" // the embedded backend
+// The embedded backend, all of it: the dispatch table (dispatch_gen.c) is
+// filled with its functions, store and transfer engine alike, whichever
+// of the APIs a program uses.
+import (
+	_ "github.com/mooncake-go/mooncake-go/cgo/embedded/base"
+	_ "github.com/mooncake-go/mooncake-go/cgo/embedded/store"
+	_ "github.com/mooncake-go/mooncake-go/cgo/embedded/transfer"
+)
 
-// YieldAfterCalls is false for the embedded backend: its calls run on the
-// calling thread and never wait for another one. Without cgo it is false
-// too: there are no native calls.
-//
-//nocgo:value false
-const YieldAfterCalls = false
+// linkedYields is false for the embedded backend: its calls run on the
+// calling thread and never wait for another one.
+const linkedYields = false

@@ -10,7 +10,6 @@ package cabi
 // #cgo LDFLAGS: -lmcgo_native
 import "C"
 
-// YieldAfterCalls is true in the native build: its calls block on
-// upstream's RPC and transfer threads, so Gate.Leave yields the goroutine
-// (see there).
-const YieldAfterCalls = true
+// linkedYields is true in the native build: its calls block on upstream's
+// RPC and transfer threads, so Gate.Leave yields the goroutine (see there).
+const linkedYields = true

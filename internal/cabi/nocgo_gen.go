@@ -15,5 +15,3 @@ func BackendName() string { return "none (built without cgo)" }
 func SetLog(int32, string) int32 { return CodeNoCgo }
 
 func UpstreamCommit() string { return "" }
-
-const YieldAfterCalls = false

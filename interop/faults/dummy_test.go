@@ -1,4 +1,4 @@
-//go:build cgo && mooncake_native
+//go:build cgo
 
 package faults
 
@@ -10,6 +10,7 @@ import (
 
 	"github.com/mooncake-go/mooncake-go/internal/testcluster"
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
 )
 
 // dummyCloseBound is how long Close of a dummy may take whatever its real
@@ -43,6 +44,7 @@ func openDummy(t *testing.T, r *testcluster.RealClient) *mooncake.Store {
 // Close returns within dummyCloseBound even when the real client hangs,
 // where upstream's DummyClient teardown blocks until it answers again.
 func TestDummyRealClientFaults(t *testing.T) {
+	mooncaketest.RequireNative(t)
 	value := bytes.Repeat([]byte("d"), 4096)
 	// A master each: the master lists a killed real client's segment until
 	// its client TTL ends, and puts placed on it fail.

@@ -1,4 +1,4 @@
-//go:build cgo && mooncake_native
+//go:build cgo
 
 package faults
 
@@ -21,6 +21,7 @@ import (
 	"github.com/mooncake-go/mooncake-go/internal/testcluster"
 	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
 )
 
 func TestMain(m *testing.M) {
@@ -182,6 +183,7 @@ func runWorkers(workers []*worker, fault *atomic.Int64) (stop func()) {
 // puts and gets. Every call from then on returns a typed error within a
 // bound, no read returns wrong bytes, and Close works.
 func TestMasterKilled(t *testing.T) {
+	mooncaketest.RequireNative(t)
 	m := startMaster(t, testcluster.Options{})
 	workers := openWorkers(t, config(m, 64<<20), 4)
 	var fault atomic.Int64
@@ -260,6 +262,7 @@ const (
 // TestMasterRestarted: the master is killed and a new one started on the
 // same address. What the existing clients do is measured; a new Open works.
 func TestMasterRestarted(t *testing.T) {
+	mooncaketest.RequireNative(t)
 	m := startMaster(t, testcluster.Options{})
 	st, err := mooncake.Open(config(m, 64<<20))
 	if err != nil {
@@ -313,6 +316,7 @@ const restartBound = 10 * time.Second
 // TestUnreachableAtOpen: Open against a master or a metadata server that is
 // not there fails with a typed error within a bound, and leaks nothing.
 func TestUnreachableAtOpen(t *testing.T) {
+	mooncaketest.RequireNative(t)
 	m := startMaster(t, testcluster.Options{})
 	ports, err := testcluster.FreePorts(2)
 	if err != nil {
@@ -411,6 +415,7 @@ func peerMain() int {
 // never returns other bytes; objects in other segments are unaffected; once
 // the master notices the client is gone (its live TTL), they are not found.
 func TestPeerVanishes(t *testing.T) {
+	mooncaketest.RequireNative(t)
 	m := startMaster(t, testcluster.Options{})
 	peer, peerHost := startPeer(t, m, "writer")
 
@@ -533,6 +538,7 @@ func startPeerWith(t *testing.T, m *testcluster.Master, meta, mode, prefix strin
 // Removes without force fail with ErrObjectHasLease only until the lease
 // TTL (2 s on this master) has passed, then succeed.
 func TestDeadClientsLeases(t *testing.T) {
+	mooncaketest.RequireNative(t)
 	const ttl = 2 * time.Second
 	m := startMaster(t, testcluster.Options{Lease: strconv.Itoa(int(ttl.Milliseconds()))})
 	st, err := mooncake.Open(config(m, 64<<20))

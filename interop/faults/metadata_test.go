@@ -1,4 +1,4 @@
-//go:build cgo && mooncake_native
+//go:build cgo
 
 package faults
 
@@ -12,6 +12,7 @@ import (
 
 	"github.com/mooncake-go/mooncake-go/internal/testcluster"
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
 )
 
 // call is one timed call that may hang: it runs in its own goroutine and
@@ -101,6 +102,7 @@ const metaCallBound = 10 * time.Second
 // segment it has not looked up yet fails typed; a new Open fails typed
 // within a bound while the server is away.
 func TestMetadataLost(t *testing.T) {
+	mooncaketest.RequireNative(t)
 	m := startMaster(t, testcluster.Options{})
 	md := startMaster(t, testcluster.Options{})
 	meta := md.MetadataURL()

@@ -1,4 +1,4 @@
-//go:build cgo && mooncake_native
+//go:build cgo
 
 package soak
 
@@ -23,6 +23,7 @@ import (
 	"github.com/mooncake-go/mooncake-go/internal/testcluster"
 	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
 )
 
 // The soak (make soak-native): a long-lived Go client with four workers, a
@@ -313,6 +314,7 @@ func rss() uint64 {
 }
 
 func TestSoak(t *testing.T) {
+	mooncaketest.RequireNative(t)
 	dur, err := time.ParseDuration(os.Getenv("MCGO_SOAK_DURATION"))
 	if err != nil {
 		t.Skip("the soak runs when asked: make soak-native (MCGO_SOAK_DURATION)")

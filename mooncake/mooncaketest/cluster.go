@@ -179,3 +179,20 @@ func sanitize(s string) string {
 
 // Fill writes a pattern derived from seed into b.
 func Fill(b []byte, seed uint64) { fill.Fill(b, seed) }
+
+// RequireNative is the first line of a test that needs real Mooncake (a
+// native backend: the library make native builds, loaded with
+// MCGO_NATIVE_LIBRARY or linked with -tags mooncake_native). Without one
+// the test is skipped, saying how to run it; where real Mooncake is
+// required (MCGO_REQUIRE_UPSTREAM=1, as make test-native sets) it fails
+// instead, so that it can never pass by not running.
+func RequireNative(t testing.TB) {
+	t.Helper()
+	if mooncake.Backend().Name == "native" {
+		return
+	}
+	if os.Getenv("MCGO_REQUIRE_UPSTREAM") == "1" {
+		t.Fatalf("MCGO_REQUIRE_UPSTREAM=1 but the backend is %q: set MCGO_NATIVE_LIBRARY (make test-native does)", mooncake.Backend().Name)
+	}
+	t.Skip("needs real Mooncake: make test-native MOONCAKE_PREFIX=...")
+}

@@ -33,7 +33,9 @@
 //
 // Backends: the default build links an embedded, in-process engine with
 // upstream's semantics (engines meet through their metadata string, copies
-// run on worker threads); -tags mooncake_native links upstream's engine.
+// run on worker threads); a process that loads libmcgo_native.so
+// (MCGO_NATIVE_LIBRARY, Config.NativeLibrary, mooncake.LoadNative) runs on
+// upstream's engine, as does a program built with -tags mooncake_native.
 // Both refuse a local range outside registered memory at submit (as
 // upstream's RDMA transport does; its TCP transport alone would not check).
 package transfer

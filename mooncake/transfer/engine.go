@@ -3,6 +3,7 @@ package transfer
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -37,6 +38,10 @@ type Config struct {
 	// NICPriorityMatrix is upstream's JSON matrix ("" = from the topology).
 	DeviceNames       string
 	NICPriorityMatrix string
+	// NativeLibrary, when set, is the libmcgo_native.so the process loads
+	// as its backend before this engine opens (mooncake.LoadNative, whose
+	// rules apply: the process's first backend is its only one).
+	NativeLibrary string
 }
 
 // Engine is a transfer engine: it registers local memory, opens other
@@ -63,6 +68,11 @@ type Engine struct {
 
 // Open creates an engine, initialises it and installs cfg.Protocol.
 func Open(cfg Config) (*Engine, error) {
+	if cfg.NativeLibrary != "" {
+		if err := cabi.LoadNative(cfg.NativeLibrary, os.Getenv(cabi.EnvNativeAnyUpstream) == "1"); err != nil {
+			return nil, &Error{Op: OpOpen, Err: err}
+		}
+	}
 	if err := cabi.CheckABI(); err != nil {
 		return nil, &Error{Op: OpOpen, Err: err}
 	}

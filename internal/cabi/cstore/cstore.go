@@ -3,9 +3,9 @@
 package cstore
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../../cgo/include
+#cgo CFLAGS: -I${SRCDIR}/../../../cgo/include -I${SRCDIR}/..
 #include <stdlib.h>
-#include "mcgo/store.h"
+#include "dispatch_gen.h" // the ABI, called through the dispatch table
 
 #cgo noescape mcgo_store_setup_on_engine
 #cgo nocallback mcgo_store_setup_on_engine
@@ -191,7 +191,10 @@ func (c Client) AllocFromMemPool(size uint64) (unsafe.Pointer, int32) {
 
 // Capabilities returns mcgo_store_capabilities: bit 0 tenants, 1 SSD
 // offload, 2 the client HTTP server.
-func Capabilities() uint32 { return uint32(C.mcgo_store_capabilities()) }
+func Capabilities() uint32 {
+	_ = cabi.Select()
+	return uint32(C.mcgo_store_capabilities())
+}
 
 // HealthCheck returns 0 when the client is set up and its master answers.
 func (c Client) HealthCheck() int32 { return int32(C.mcgo_store_health_check(c.p)) }

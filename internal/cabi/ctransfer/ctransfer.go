@@ -3,9 +3,9 @@
 package ctransfer
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../../cgo/include
+#cgo CFLAGS: -I${SRCDIR}/../../../cgo/include -I${SRCDIR}/..
 #include <stdlib.h>
-#include "mcgo/transfer.h"
+#include "dispatch_gen.h" // the ABI, called through the dispatch table
 
 // None of these functions keeps a pointer or calls back into Go.
 #cgo noescape mcgo_te_create

@@ -8,7 +8,6 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -143,74 +142,6 @@ func readCasesTable(path string) (map[string]casesRow, error) {
 		out[fn] = row
 	}
 	return out, sc.Err()
-}
-
-var (
-	blockComment = regexp.MustCompile(`(?s)/\*.*?\*/`)
-	lineComment  = regexp.MustCompile(`//[^\n]*`)
-	preprocessor = regexp.MustCompile(`(?m)^[ \t]*#.*$`)
-	externC      = regexp.MustCompile(`extern\s*"C"\s*\{`)
-	declName     = regexp.MustCompile(`\b(mcgo_[A-Za-z0-9_]+)\s*\(`)
-)
-
-// headerFunctions returns the functions the headers in dir declare: every
-// file-scope declaration of an mcgo_ function that is not static (static
-// inline helpers are not part of the ABI a backend implements).
-func headerFunctions(dir string) ([]string, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.h"))
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		text := blockComment.ReplaceAllString(string(data), " ")
-		text = lineComment.ReplaceAllString(text, "")
-		text = preprocessor.ReplaceAllString(text, "")
-		text = externC.ReplaceAllString(text, ";")
-		// File-scope statements end at ';', at a '{' that opens a body and
-		// at the '}' that closes it; text inside braces is skipped.
-		depth := 0
-		var stmt strings.Builder
-		end := func() {
-			s := strings.TrimSpace(stmt.String())
-			stmt.Reset()
-			if strings.HasPrefix(s, "static") || strings.HasPrefix(s, "typedef") {
-				return
-			}
-			if m := declName.FindStringSubmatch(s); m != nil {
-				seen[m[1]] = true
-			}
-		}
-		for _, c := range text {
-			switch {
-			case c == '{':
-				if depth == 0 {
-					end()
-				}
-				depth++
-			case c == '}':
-				if depth > 0 { // the '}' of extern "C" has no '{' left
-					depth--
-				}
-			case depth > 0:
-			case c == ';':
-				end()
-			default:
-				stmt.WriteRune(c)
-			}
-		}
-		end()
-	}
-	out := make([]string, 0, len(seen))
-	for fn := range seen {
-		out = append(out, fn)
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 // decl is where a C function is declared on the Go side.

@@ -74,6 +74,13 @@ func generate(root string) (map[string][]byte, error) {
 		}
 		out[filepath.Join(t.dir, stubFile)] = data
 	}
+	disp, err := dispatchFiles(root)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range disp {
+		out[k] = v
+	}
 	return out, nil
 }
 
