@@ -20,6 +20,7 @@
 #   make test-native MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=<dir with mooncake/>]
 #                    conformance + hostcache end-to-end + Python interop
 #                    on a loopback cluster
+#   make container-check MOONCAKE_PREFIX=...  the container recipe (docs/container.md)
 #   make demo-native MOONCAKE_PREFIX=...   the demos on a loopback cluster
 #                    (prefill -> decode between two processes over TCP)
 
@@ -36,7 +37,7 @@ PKGS      := ./...
 MCGO_HEADERS := $(shell cat cgo/include/mcgo/*.h cgo/common/*.h cgo/embedded/base/*.h | cksum | cut -d' ' -f1)
 export CGO_CPPFLAGS += -DMCGO_HEADERS_DIGEST=$(MCGO_HEADERS)
 
-.PHONY: native test-native chaos-native soak-native demo-native require-mooncake
+.PHONY: native test-native chaos-native soak-native demo-native require-mooncake container-check
 .PHONY: all demo test deps check lint go-test go-test-race go-test-cgocheck2 go-test-nocgo \
         cpp-test cpp-test-asan cpp-test-tsan bench fuzz clean vuln
 
@@ -195,6 +196,12 @@ soak-native: native
 	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_SOAK_DURATION=$(SOAK_DURATION) MCGO_SOAK_RESTART=$(SOAK_RESTART) MCGO_SOAK_REPORT="$(SOAK_REPORT)" PYTHON="$(PYTHON)" \
 	  MCGO_SOAK_COMMAND="make soak-native MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH) SOAK_DURATION=$(SOAK_DURATION) SOAK_RESTART=$(SOAK_RESTART)" \
 	  $(GO) test -count=1 -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) -v ./interop/soak/
+
+# The container recipe, checked (docs/container.md): the library against
+# MOONCAKE_PREFIX, the conformance suites with it loaded, and a service
+# built with plain go build running on it.
+container-check: require-mooncake
+	BUILD=$(BUILD) MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) scripts/container-check.sh
 
 demo-native: native
 	$(NATIVE_RUN) $(CLUSTER) -- $(GO) run ./cmd/mooncake-demo $(DEMO_ARGS)
