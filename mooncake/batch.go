@@ -91,7 +91,8 @@ func (s *Store) BatchPutFrom(keys *hostmem.Keys, bufs hostmem.Buffers, results [
 }
 
 // BatchUpsertFrom is BatchPutFrom that replaces existing objects (see
-// Upsert for what a reader may see).
+// Upsert for what a reader may see). With a buffer list per key it needs
+// Capabilities.MultiBufferUpsert, else it fails with ErrNotSupported.
 func (s *Store) BatchUpsertFrom(keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
 	return s.typedBatch(OpBatchUpsertFrom, OpBatchUpsertFromMultiBuffers, keys, bufs, results)
 }

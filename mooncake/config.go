@@ -101,22 +101,57 @@ func (c Config) connectTimeout() time.Duration {
 	return c.ConnectTimeout
 }
 
-// Capabilities are the setup options the linked backend honours: all of
-// them on the native backend (passed to upstream's setup), none on the
-// embedded engine (one namespace for every tenant, no SSD, no HTTP
-// server), which accepts them all the same so that one config serves both.
+// Capabilities say what the linked backend has of the optional features.
+//
+// The setup options (the first five) are honoured by the native backend,
+// which passes them to upstream's setup, and by none on the embedded engine
+// (one namespace for every tenant, no SSD, no HTTP server, no NoF or DFS
+// storage), which accepts them all the same so that one config serves
+// both.
+//
+// The rest are calls and options that upstream versions differ in: the
+// native backend has those of the upstream it was built against (found
+// when make native configures it; third_party/mooncake/PIN lists the
+// tested versions, and the README what each has), the embedded engine has
+// them all. Where one is false, its calls fail with ErrNotSupported, as a
+// whole for a batch, and so does every write whose ReplicateConfig asks for
+// an option it names.
 type Capabilities struct {
 	Tenants          bool // Config.TenantID reaches the master (see TenantID)
 	SSDOffload       bool // Config.EnableSSDOffload
 	ClientHTTPServer bool // Config.EnableClientHTTPServer
 	NoFReplicas      bool // ReplicateConfig.NoFReplicaNum (the embedded engine refuses it)
-	DFSReplicas      bool // ReplicateConfig.DFSReplicaNum (likewise)
+	// DFSReplicas: ReplicateConfig.DFSReplicaNum reaches upstream (the
+	// embedded engine refuses it as a cluster without DFS storage does;
+	// the native backend over an upstream without it, v0.3.12.post1,
+	// fails with ErrNotSupported).
+	DFSReplicas bool
+
+	// Sessions: StartGetSession and StartPutSession (and so the sessions'
+	// range calls).
+	Sessions bool
+	// MultiBufferUpsert: BatchUpsertFrom with a buffer list per key, and
+	// Raw.BatchUpsertFromMultiBuffers.
+	MultiBufferUpsert bool
+	// SoftPinActions: ReplicateConfig.SoftPinAction SoftPinDisable and
+	// SoftPinTTL. Without them SoftPinEnable (and WithSoftPin) pins as
+	// ever, and SoftPinPreserve is upstream's older "no soft pin": the same
+	// for a put, but an upsert that keeps an object's size unpins it.
+	SoftPinActions bool
+	// UnmountLocalDisk: Store.UnmountLocalDiskSegment.
+	UnmountLocalDisk bool
 }
 
 func backendCapabilities() Capabilities {
 	c := cstore.Capabilities()
-	return Capabilities{Tenants: c&1 != 0, SSDOffload: c&2 != 0, ClientHTTPServer: c&4 != 0,
-		NoFReplicas: c&8 != 0, DFSReplicas: c&16 != 0}
+	has := func(bit uint32) bool { return c&bit != 0 }
+	return Capabilities{
+		Tenants: has(cstore.CapTenants), SSDOffload: has(cstore.CapSSDOffload),
+		ClientHTTPServer: has(cstore.CapClientHTTPServer), NoFReplicas: has(cstore.CapNoFReplicas),
+		DFSReplicas: has(cstore.CapDFSReplicas), Sessions: has(cstore.CapSessions),
+		MultiBufferUpsert: has(cstore.CapMultiBufferUpsert), SoftPinActions: has(cstore.CapSoftPinActions),
+		UnmountLocalDisk: has(cstore.CapUnmountLocalDisk),
+	}
 }
 
 // logLevels are the values of Config.LogLevel, in glog's order.

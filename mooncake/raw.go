@@ -69,7 +69,8 @@ func (r Raw) BatchPutFromMultiBuffers(keys []string, addrs []uintptr, sizes []ui
 }
 
 // BatchUpsertFromMultiBuffers is BatchPutFromMultiBuffers that replaces
-// existing objects.
+// existing objects (Capabilities.MultiBufferUpsert; without it the call
+// fails with ErrNotSupported).
 func (r Raw) BatchUpsertFromMultiBuffers(keys []string, addrs []uintptr, sizes []uint64, offsets []uint64, results []int64) ([]int64, error) {
 	return r.batch(OpBatchUpsertFromMultiBuffers, keys, addrs, sizes, offsets, results)
 }

@@ -195,7 +195,8 @@ func segmentIDs(ids []cstore.SegmentID) []SegmentID {
 // objects before it stops serving them (upstream's
 // unmount_local_disk_segment). It blocks for the grace period. Without SSD
 // offload (Config.EnableSSDOffload unset, or the embedded engine) it does
-// nothing, as upstream.
+// nothing, as upstream. It needs Capabilities.UnmountLocalDisk, else it
+// fails with ErrNotSupported.
 func (s *Store) UnmountLocalDiskSegment(grace time.Duration) error {
 	const op = OpUnmountLocalDiskSegment
 	if grace < 0 {

@@ -29,6 +29,10 @@ import (
 // ErrInvalidParams for it), and a session reads and writes only its own
 // keys. The zero value of either type, and a session after End, refuse
 // every call with ErrSessionEnded; End and Revoke twice are harmless.
+//
+// A backend without sessions (Capabilities.Sessions false: the native
+// backend over an upstream that predates them, v0.3.12.post1) refuses
+// StartGetSession and StartPutSession as a whole with ErrNotSupported.
 
 // ErrSessionEnded is wrapped (with ErrInvalidParams) by calls on a session
 // that has ended or was never started.

@@ -334,7 +334,9 @@ type BackendInfo struct {
 	// Library is the native library loaded at run time (LoadNative,
 	// MCGO_NATIVE_LIBRARY), "" for the backend linked into the program.
 	Library string
-	// Capabilities says which optional features the backend honours.
+	// Capabilities says which optional features the backend has: the
+	// setup options it honours, and the calls and options that depend on
+	// the upstream version.
 	Capabilities Capabilities
 }
 
@@ -446,15 +448,22 @@ type ReplicateConfig struct {
 	// with_soft_pin: preserve (the default: a new object is not pinned, an
 	// upserted one keeps its pin), enable or disable. WithSoftPin still
 	// works: it means SoftPinEnable while the action is SoftPinPreserve.
+	// SoftPinDisable needs Capabilities.SoftPinActions; without it writes
+	// fail with ErrNotSupported (see Capabilities for what preserve is
+	// then).
 	SoftPinAction SoftPinAction
 	// SoftPinTTL is how long a soft pin lasts (upstream's soft_pin_ttl_ms,
-	// millisecond resolution); 0 keeps the master's default.
+	// millisecond resolution); 0 keeps the master's default. A TTL needs
+	// Capabilities.SoftPinActions, like SoftPinDisable.
 	SoftPinTTL time.Duration
 	// NoFReplicaNum and DFSReplicaNum ask for NVMe-oF and distributed-FS
 	// replicas besides the memory ones. A cluster without such storage
 	// refuses them per key: ErrInvalidParams for NoF,
 	// ErrDFSServiceUnavailable for DFS (upstream at the pinned commit); the
 	// embedded engine never has any (BackendCapabilities) and does the same.
+	// The native backend over an upstream without DFS replicas
+	// (Capabilities.DFSReplicas false) refuses a DFSReplicaNum with
+	// ErrNotSupported.
 	NoFReplicaNum, DFSReplicaNum int
 	// PreferredNoFSegments are NoF segments tried first.
 	PreferredNoFSegments []string

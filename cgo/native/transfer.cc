@@ -40,6 +40,10 @@
 
 #include "native/transfer_engine_handle.h"
 
+#ifndef MCGO_HAVE_TE_TOPOLOGY_STRING
+#error "MCGO_HAVE_TE_TOPOLOGY_STRING must be defined by the build (cgo/native/features.cmake)"
+#endif
+
 namespace {
 
 using mcgo::GuardTE;
@@ -256,7 +260,14 @@ int32_t mcgo_te_rpc_port(mcgo_te *e, uint32_t *port) {
 int32_t mcgo_te_topology(mcgo_te *e, char *buf, size_t buf_cap, size_t *len) {
   if (e == nullptr) return MCGO_TE_ERR_INVALID_ARGUMENT;
   return GuardTE([&] {
+#if MCGO_HAVE_TE_TOPOLOGY_STRING
     std::string t = e->engine->getLocalTopologyString();
+#else
+    // Upstream before getLocalTopologyString (v0.3.12.post1): what that
+    // call prints on the classic engine, the local topology's own string.
+    auto topo = e->engine->getLocalTopology();
+    std::string t = topo ? topo->toString() : std::string();
+#endif
     return WriteString(t.empty() ? "{}" : t, buf, buf_cap, len);
   });
 }

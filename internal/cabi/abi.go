@@ -11,7 +11,7 @@ import (
 // CheckABI compares them at run time, which also catches a stale object in
 // the Go build cache (cgo does not track headers outside a package's own
 // directory).
-const ABIVersion = 6
+const ABIVersion = 7
 
 // CodeNoCgo is returned by every call in a build without cgo: Mooncake's
 // NOT_SUPPORTED.

@@ -6,7 +6,7 @@ package cabi
 #cgo CFLAGS: -I${SRCDIR}/../../cgo/include
 #include "dispatch_gen.h" // the ABI, called through the dispatch table
 
-#if MCGO_ABI_VERSION != 6
+#if MCGO_ABI_VERSION != 7
 #error "cgo/include/mcgo/common.h changed its ABI version: update ABIVersion in internal/cabi/abi.go and this check"
 #endif
 */

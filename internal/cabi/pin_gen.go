@@ -6,5 +6,6 @@ package cabi
 // against: a libmcgo_native.so built against another is refused unless
 // the caller accepts any (LoadNative).
 var acceptedUpstream = map[string]string{
-	"3b5a594133958449a1feaf1c9e0fc1b553e34a28": "3b5a5941",
+	"3b5a594133958449a1feaf1c9e0fc1b553e34a28": "pin",
+	"6041a609a8c3af35e778f70db344f145c2914980": "v0.3.12.post1",
 }

@@ -37,6 +37,11 @@ type Master struct {
 	ports   []int
 	LogPath string
 
+	// metricsHost: the master takes --metrics_host (upstream before it,
+	// v0.3.12.post1, listens for metrics on every address; tests still
+	// connect to 127.0.0.1 only).
+	metricsHost bool
+
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when the process has exited
@@ -66,6 +71,9 @@ func Start(opts Options) (*Master, error) {
 		}
 	}
 	m := &Master{opts: opts, bin: bin, ports: ports}
+	if m.metricsHost, err = hasFlag(bin, "metrics_host"); err != nil {
+		return nil, err
+	}
 	name := opts.LogName
 	if name == "" {
 		name = fmt.Sprintf("master-%d.log", ports[0])
@@ -88,9 +96,11 @@ func (m *Master) start() error {
 		"--enable_http_metadata_server=true",
 		"--http_metadata_server_host=127.0.0.1",
 		"--http_metadata_server_port=" + strconv.Itoa(m.ports[1]),
-		"--metrics_host=127.0.0.1",
 		"--metrics_port=" + strconv.Itoa(m.ports[2]),
 		"--logtostderr=true",
+	}
+	if m.metricsHost {
+		args = append(args, "--metrics_host=127.0.0.1")
 	}
 	if m.opts.Lease != "" {
 		args = append(args, "--default_kv_lease_ttl="+m.opts.Lease)

@@ -65,6 +65,10 @@ type Worker struct {
 	mu    sync.Mutex
 	stats *Stats
 
+	// multiUpsert: the backend has the multi-buffer upsert
+	// (Capabilities.MultiBufferUpsert).
+	multiUpsert bool
+
 	model     map[string]*entry
 	singles   []string
 	published []string
@@ -93,6 +97,7 @@ func (w *Worker) init() error {
 		return fmt.Errorf("soak: worker needs %d bytes of registered memory", MemSize)
 	}
 	w.stats = NewStats()
+	w.multiUpsert = mooncake.Backend().Capabilities.MultiBufferUpsert
 	w.model = map[string]*entry{}
 	add := func(k string) string { w.model[k] = &entry{}; return k }
 	for i := 0; i < SingleKeys; i++ {
@@ -384,11 +389,25 @@ func (w *Worker) batch(g int) {
 }
 
 // multi is batch with multi-buffer objects: BatchPutFromMultiBuffers or
-// BatchUpsertFromMultiBuffers, then BatchGetIntoMultiBuffers.
+// BatchUpsertFromMultiBuffers, then BatchGetIntoMultiBuffers. Without the
+// multi-buffer upsert (the native backend over upstream v0.3.12.post1,
+// whose conformance case checks that it is refused), keys that may exist
+// are removed first and the absent ones put, as the Python client does.
 func (w *Worker) multi(g int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	keys := w.multis[g]
+	if !w.multiUpsert {
+		var absent []string
+		for _, k := range keys {
+			if cur, ok := w.model[k].certain(); (ok && cur == 0) || w.remove(k) {
+				absent = append(absent, k)
+			}
+		}
+		if keys = absent; len(keys) == 0 {
+			return
+		}
+	}
 	mem := w.Mem.Bytes()
 	base := 2 * batchBytes
 	src, dst := base, base+multiBytes

@@ -26,7 +26,14 @@ type batchCase struct {
 	stored bool
 	ok     int64 // the result of a key that succeeded
 	call   func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error)
+	// needs, when set, says whether the backend has the call
+	// (Capabilities); without it the call is refused as a whole with
+	// ErrNotSupported.
+	needs func(mooncake.Capabilities) bool
 }
+
+func hasMultiBufferUpsert(c mooncake.Capabilities) bool { return c.MultiBufferUpsert }
+func hasSessions(c mooncake.Capabilities) bool          { return c.Sessions }
 
 // zone is registered memory for a test: src holds a pattern, dst receives.
 type zone struct {
@@ -76,51 +83,51 @@ var batchCases = []batchCase{
 	{"BatchPutFrom", mooncake.OpBatchPutFrom, mooncake.ErrInvalidParams, false, 0,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			return st.BatchPutFrom(hostmem.PackKeys(keys...), z.single(z.src, fail, true), nil)
-		}},
+		}, nil},
 	{"BatchPutFrom multi", mooncake.OpBatchPutFromMultiBuffers, mooncake.ErrInvalidParams, false, 0,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			return st.BatchPutFrom(hostmem.PackKeys(keys...), z.multi(z.src, fail, true), nil)
-		}},
+		}, nil},
 	{"BatchUpsertFrom", mooncake.OpBatchUpsertFrom, mooncake.ErrInvalidParams, false, 0,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			return st.BatchUpsertFrom(hostmem.PackKeys(keys...), z.single(z.src, fail, true), nil)
-		}},
+		}, nil},
 	{"BatchUpsertFrom multi", mooncake.OpBatchUpsertFromMultiBuffers, mooncake.ErrInvalidParams, false, 0,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			return st.BatchUpsertFrom(hostmem.PackKeys(keys...), z.multi(z.src, fail, true), nil)
-		}},
+		}, hasMultiBufferUpsert},
 	{"BatchGetInto", mooncake.OpBatchGetInto, mooncake.ErrObjectNotFound, true, contractSize,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			return st.BatchGetInto(hostmem.PackKeys(keys...), z.single(z.dst, fail, false), nil)
-		}},
+		}, nil},
 	{"BatchGetInto multi", mooncake.OpBatchGetIntoMultiBuffers, mooncake.ErrObjectNotFound, true, contractSize,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			return st.BatchGetInto(hostmem.PackKeys(keys...), z.multi(z.dst, fail, false), nil)
-		}},
+		}, nil},
 	{"Raw.BatchPutFrom", mooncake.OpBatchPutFrom, mooncake.ErrInvalidParams, false, 0,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			b := z.single(z.src, fail, true)
 			return st.Raw().BatchPutFrom(keys, b.Addrs, b.Sizes, nil)
-		}},
+		}, nil},
 	{"Raw.BatchUpsertFromMultiBuffers", mooncake.OpBatchUpsertFromMultiBuffers, mooncake.ErrInvalidParams, false, 0,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			b := z.multi(z.src, fail, true)
 			return st.Raw().BatchUpsertFromMultiBuffers(keys, b.Addrs, b.Sizes, b.Offsets, nil)
-		}},
+		}, hasMultiBufferUpsert},
 	{"Raw.BatchGetInto", mooncake.OpBatchGetInto, mooncake.ErrObjectNotFound, true, contractSize,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			b := z.single(z.dst, fail, false)
 			return st.Raw().BatchGetInto(keys, b.Addrs, b.Sizes, nil)
-		}},
+		}, nil},
 	{"Raw.BatchGetIntoMultiBuffers", mooncake.OpBatchGetIntoMultiBuffers, mooncake.ErrObjectNotFound, true, contractSize,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			b := z.multi(z.dst, fail, false)
 			return st.Raw().BatchGetIntoMultiBuffers(keys, b.Addrs, b.Sizes, b.Offsets, nil)
-		}},
+		}, nil},
 	{"BatchRemove", mooncake.OpBatchRemove, mooncake.ErrObjectNotFound, true, 0,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			return st.BatchRemove(hostmem.PackKeys(keys...), false, nil)
-		}},
+		}, nil},
 	{"BatchGetReplicaDesc", mooncake.OpBatchGetReplicaDesc, mooncake.ErrObjectNotFound, true, 1,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			reps, res, err := st.BatchGetReplicaDesc(hostmem.PackKeys(keys...), nil)
@@ -133,7 +140,7 @@ var batchCases = []batchCase{
 				}
 			}
 			return res, err
-		}},
+		}, nil},
 	{"GetIntoRanges", mooncake.OpGetIntoRanges, mooncake.ErrObjectNotFound, true, 100,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			reqs := make([]mooncake.KeyRanges, len(keys))
@@ -141,10 +148,14 @@ var batchCases = []batchCase{
 				reqs[i] = mooncake.KeyRanges{Key: k, Ranges: []mooncake.Range{{Addr: z.dst + uintptr(i*contractSize), Offset: 10, Size: 100}}}
 			}
 			return st.GetIntoRanges(reqs, nil)
-		}},
+		}, nil},
 	{"StartGetSession", mooncake.OpBatchGetSessionStart, mooncake.ErrObjectNotFound, true, 0,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			gs, res, err := st.StartGetSession(hostmem.PackKeys(keys...), nil)
+			if err != nil && res == nil {
+				assert.Nil(t, gs, "no session when the call is refused as a whole")
+				return res, err
+			}
 			require.NotNil(t, gs, "the session comes back beside the *BatchError")
 			reqs := make([]mooncake.KeyRanges, len(keys))
 			for i, k := range keys {
@@ -163,7 +174,7 @@ var batchCases = []batchCase{
 			checkFailed(t, mooncake.OpBatchGetIntoMultiBufferRanges, keys, read, rerr, failedAt(fail), "reading the session")
 			require.NoError(t, gs.End())
 			return res, err
-		}},
+		}, hasSessions},
 	{"StartPutSession", mooncake.OpBatchPutSessionStart, mooncake.ErrInvalidParams, false, 0,
 		func(t *testing.T, st *mooncake.Store, z *zone, keys []string, fail []bool) ([]int64, error) {
 			sizes := make([]uint64, len(keys))
@@ -173,13 +184,17 @@ var batchCases = []batchCase{
 				}
 			}
 			ps, res, err := st.StartPutSession(hostmem.PackKeys(keys...), sizes, nil)
+			if err != nil && res == nil {
+				assert.Nil(t, ps, "no session when the call is refused as a whole")
+				return res, err
+			}
 			require.NotNil(t, ps, "the session comes back beside the *BatchError")
 			// Revoke reports 0 for a key that never started; End would
 			// report its start's code again.
 			rev, rerr := ps.Revoke(nil)
 			checkFailed(t, mooncake.OpBatchPutSessionRevoke, keys, rev, rerr, nil, "revoking the session")
 			return res, err
-		}},
+		}, hasSessions},
 }
 
 func failedAt(fail []bool) []int {
@@ -200,8 +215,23 @@ func failedAt(fail []bool) []int {
 func testBatchErrorContract(t *testing.T, c *Cluster) {
 	st := c.Open(t)
 	z := newZone(t, st)
+	caps := mooncake.Backend().Capabilities
 	for _, bc := range batchCases {
 		t.Run(bc.name, func(t *testing.T) {
+			if bc.needs != nil && !bc.needs(caps) {
+				// The backend lacks the call: refused as a whole, whatever
+				// the keys.
+				require.True(t, c.Native, "the embedded engine has every call")
+				keys := Keys(t, "k", 2)
+				if bc.stored {
+					for _, k := range keys {
+						require.NoError(t, st.Put(k, z.mem.Bytes()[:contractSize]))
+					}
+				}
+				res, err := bc.call(t, st, z, keys, []bool{false, true})
+				checkRefused(t, bc.op, res, err, mooncake.ErrNotSupported, "without the call")
+				return
+			}
 			for _, fail := range [][]bool{
 				{false, true, false, true},
 				{true},
@@ -474,6 +504,18 @@ func testRawAndTypedTwins(t *testing.T, c *Cluster) {
 		{name: "sizes short", op: mooncake.OpBatchGetInto, keys: []int{2}, bufs: hostmem.Buffers{Addrs: []uintptr{0}}, refused: true, code: mooncake.ErrInvalidParams},
 		{name: "offsets decrease", op: mooncake.OpBatchGetIntoMultiBuffers, keys: []int{6, 8}, bufs: hostmem.Buffers{Addrs: []uintptr{0, 1024}, Sizes: []uint64{1024, 1024}, Offsets: []uint64{0, 2, 1}}, refused: true, code: mooncake.ErrInvalidParams},
 		{name: "no keys", op: ps, bufs: hostmem.Buffers{}},
+	}
+	if !mooncake.Backend().Capabilities.MultiBufferUpsert {
+		// Without the multi-buffer upsert both levels are refused, and the
+		// object stays what the multi put wrote.
+		for i, s := range steps {
+			switch s.name {
+			case "multi upsert":
+				steps[i] = twinStep{name: "multi upsert, not supported", op: s.op, keys: s.keys, bufs: s.bufs, refused: true, code: mooncake.ErrNotSupported}
+			case "multi get the upserted":
+				steps[i] = twinStep{name: "multi get, not upserted", op: s.op, keys: s.keys, bufs: halves(3)}
+			}
+		}
 	}
 	keysOf := func(tw twin) []string { return Keys(t, tw.prefix, 11) }
 	for _, s := range steps {

@@ -13,7 +13,15 @@ import (
 // (unreadable until End; Revoke drops them), a get session reads ranges of
 // what its one lookup found; misuse of either is refused per key, and the
 // zero values and ended sessions refuse everything.
+//
+// A backend without them (Capabilities.Sessions false: the native backend
+// over upstream v0.3.12.post1) refuses both starts as a whole with
+// ErrNotSupported, after the same argument checks.
 func testSessions(t *testing.T, c *Cluster) {
+	if !mooncake.Backend().Capabilities.Sessions {
+		testSessionsNotSupported(t, c)
+		return
+	}
 	st, other := c.Open(t), c.Open(t)
 	const size, half = 64 << 10, 32 << 10
 	src, dst := Memory(t, st, 2*size), Memory(t, other, 2*size)
@@ -130,6 +138,33 @@ func testSessions(t *testing.T, c *Cluster) {
 	ngs, res, err := st.StartGetSession(&hostmem.Keys{Buf: []byte("k"), Offsets: []uint64{0, 2}}, nil)
 	checkRefused(t, mooncake.OpBatchGetSessionStart, res, err, mooncake.ErrInvalidParams, "malformed keys")
 	assert.Nil(t, ngs, "no session when the call is refused as a whole")
+}
+
+func testSessionsNotSupported(t *testing.T, c *Cluster) {
+	require.True(t, c.Native, "the embedded engine has the sessions")
+	st := c.Open(t)
+	k := Key(t, "obj")
+	require.NoError(t, st.Put(k, []byte("v")))
+	gs, res, err := st.StartGetSession(hostmem.PackKeys(k), nil)
+	checkRefused(t, mooncake.OpBatchGetSessionStart, res, err, mooncake.ErrNotSupported, "a get session of an existing key")
+	assert.Nil(t, gs)
+	ps, res, err := st.StartPutSession(hostmem.PackKeys(Key(t, "new")), []uint64{64}, nil)
+	checkRefused(t, mooncake.OpBatchPutSessionStart, res, err, mooncake.ErrNotSupported, "a put session of a new key")
+	assert.Nil(t, ps)
+	// Malformed input is still ErrInvalidParams.
+	ps, res, err = st.StartPutSession(hostmem.PackKeys(k, Key(t, "x")), []uint64{1}, nil)
+	checkRefused(t, mooncake.OpBatchPutSessionStart, res, err, mooncake.ErrInvalidParams, "sizes and keys differ in length")
+	assert.Nil(t, ps)
+	gs, res, err = st.StartGetSession(&hostmem.Keys{Buf: []byte("k"), Offsets: []uint64{0, 2}}, nil)
+	checkRefused(t, mooncake.OpBatchGetSessionStart, res, err, mooncake.ErrInvalidParams, "malformed keys")
+	assert.Nil(t, gs)
+	// The object is untouched, and the zero sessions behave as ever.
+	v, err := st.Get(k)
+	require.NoError(t, err)
+	assert.Equal(t, "v", string(v))
+	var zp mooncake.PutSession
+	_, err = zp.WriteRanges(nil, nil)
+	assert.ErrorIs(t, err, mooncake.ErrSessionEnded)
 }
 
 // get_into_ranges: byte ranges of several objects in one call, a result per

@@ -210,7 +210,12 @@ int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *engine,
 
 extern "C" {
 
-uint32_t mcgo_store_capabilities(void) { return 0; }
+// None of the setup options; every call and option upstream versions differ
+// in, since the engine implements the pinned upstream's semantics.
+uint32_t mcgo_store_capabilities(void) {
+  return MCGO_CAP_SESSIONS | MCGO_CAP_MULTI_BUFFER_UPSERT | MCGO_CAP_SOFT_PIN_ACTIONS |
+         MCGO_CAP_UNMOUNT_LOCAL_DISK;
+}
 
 int32_t mcgo_store_create(mcgo_store **out) {
   if (out == nullptr) return MCGO_INVALID_PARAMS;

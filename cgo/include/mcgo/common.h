@@ -42,7 +42,7 @@ extern "C" {
  * copy of the number at run time, so a backend built from older headers (a
  * stale native library, or a stale object in Go's build cache) is refused
  * with a clear error instead of misbehaving. */
-#define MCGO_ABI_VERSION 6
+#define MCGO_ABI_VERSION 7
 
 /* The ABI version the linked backend implements. */
 uint32_t mcgo_abi_version(void);

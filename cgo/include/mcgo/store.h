@@ -52,15 +52,32 @@ typedef struct mcgo_store_config {
   int32_t client_http_port;          /* its port; 0 = upstream's default (9300) */
 } mcgo_store_config;
 
-/* Setup options a backend honours (mcgo_store_capabilities). */
+/* Setup options a backend honours (mcgo_store_capabilities): the native
+ * backend honours them, the embedded engine accepts them and honours none
+ * (one namespace, no SSD, no HTTP server, no NoF or DFS storage). */
 #define MCGO_CAP_TENANTS 1u
 #define MCGO_CAP_SSD_OFFLOAD 2u
 #define MCGO_CAP_CLIENT_HTTP_SERVER 4u
 #define MCGO_CAP_NOF_REPLICAS 8u
+/* dfs_replica_num: the native backend has it when upstream's
+ * ReplicateConfig does (not v0.3.12.post1, where a nonzero dfs_replica_num
+ * is MCGO_NOT_SUPPORTED); the embedded engine has no DFS storage. */
 #define MCGO_CAP_DFS_REPLICAS 16u
-/* The MCGO_CAP_* bits of the options this backend honours: all for the
- * native backend, none for the embedded engine (one namespace, no SSD, no
- * HTTP server). */
+/* Calls and options that upstream versions differ in (ABI 7). The native
+ * backend has those of the upstream it was built against (detected when it
+ * is configured: cgo/native/features.cmake), the embedded engine has them
+ * all. Without its bit, each call named is MCGO_NOT_SUPPORTED (a batch call
+ * refused as a whole, after the argument checks every call makes), and an
+ * option is refused with MCGO_NOT_SUPPORTED by every call that takes a
+ * mcgo_replicate_config asking for it. */
+#define MCGO_CAP_SESSIONS 32u /* the get and put session calls and their range calls */
+#define MCGO_CAP_MULTI_BUFFER_UPSERT 64u /* mcgo_store_batch_upsert_from_multi_buffers */
+/* soft_pin_action DISABLE and has_soft_pin_ttl. Without them ENABLE (and
+ * with_soft_pin) pins as before, and PRESERVE is upstream's older "no soft
+ * pin": the same for a put, but an upsert that keeps the size unpins. */
+#define MCGO_CAP_SOFT_PIN_ACTIONS 128u
+#define MCGO_CAP_UNMOUNT_LOCAL_DISK 256u /* mcgo_store_unmount_local_disk_segment */
+/* The MCGO_CAP_* bits of this backend. */
 uint32_t mcgo_store_capabilities(void);
 
 /* Mooncake's ReplicateConfig. Passed by value.

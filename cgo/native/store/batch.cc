@@ -24,10 +24,9 @@ int32_t BatchWrite(mcgo_store *s, const char *keys,
     mooncake::ReplicateConfig rc;
     // Upstream fails every key of a single-buffer batch put that asks for
     // same-node allocation; like the embedded engine, refuse the call.
-    if (addrs == nullptr || sizes == nullptr || !ToReplicate(cfg, &rc) ||
-        rc.prefer_alloc_in_same_node) {
-      return Refuse(results, n, MCGO_INVALID_PARAMS);
-    }
+    if (addrs == nullptr || sizes == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (int32_t refused = ToReplicate(cfg, &rc)) return Refuse(results, n, refused);
+    if (rc.prefer_alloc_in_same_node) return Refuse(results, n, MCGO_INVALID_PARAMS);
     auto k = Keys(keys, key_offsets, n);
     auto p = Ptrs(addrs, n);
     auto z = Sizes(sizes, n);
@@ -51,18 +50,26 @@ int32_t BatchWriteMulti(mcgo_store *s, const char *keys,
     mooncake::ReplicateConfig rc;
     // Upstream fails every key when same-node allocation asks for more than
     // one replica; like the embedded engine, refuse the call.
-    if (!CsrOk(addrs, sizes, buf_offsets, n) || !ToReplicate(cfg, &rc) ||
-        (rc.prefer_alloc_in_same_node && rc.replica_num != 1)) {
+    if (!CsrOk(addrs, sizes, buf_offsets, n)) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (int32_t refused = ToReplicate(cfg, &rc)) return Refuse(results, n, refused);
+    if (rc.prefer_alloc_in_same_node && rc.replica_num != 1) {
       return Refuse(results, n, MCGO_INVALID_PARAMS);
     }
+#if !MCGO_HAVE_MULTI_BUFFER_UPSERT
+    // Upstream before batch_upsert_from_multi_buffers (v0.3.12.post1):
+    // refused as a whole, after the argument checks.
+    if (upsert) return Refuse(results, n, MCGO_NOT_SUPPORTED);
+#endif
     std::vector<std::vector<void *>> ptrs;
     std::vector<std::vector<size_t>> szs;
     Nested(addrs, sizes, buf_offsets, n, &ptrs, &szs);
     auto k = Keys(keys, key_offsets, n);
+#if MCGO_HAVE_MULTI_BUFFER_UPSERT
     if (upsert) {
       return Results(call.client()->batch_upsert_from_multi_buffers(k, ptrs, szs, rc),
                      n, results);
     }
+#endif
     return Results(call.client()->batch_put_from_multi_buffers(k, ptrs, szs, rc), n,
                    results);
   });

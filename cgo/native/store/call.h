@@ -35,6 +35,14 @@
 #include "native/transfer_engine_handle.h"
 #include "real_client.h"
 
+// What the linked upstream has of the calls and options that differ between
+// the tested versions: 0 or 1, defined by cgo/native/features.cmake.
+#if !defined(MCGO_HAVE_SESSIONS) || !defined(MCGO_HAVE_MULTI_BUFFER_UPSERT) ||  \
+    !defined(MCGO_HAVE_SOFT_PIN_ACTIONS) || !defined(MCGO_HAVE_DFS_REPLICAS) || \
+    !defined(MCGO_HAVE_DRAIN_LOCAL_DISK)
+#error "MCGO_HAVE_* must be defined by the build (cgo/native/features.cmake)"
+#endif
+
 struct mcgo_store {
   // A RealClient, or a DummyClient after mcgo_store_setup_dummy; real is
   // client as a RealClient (null for a dummy), for the calls only it has.
@@ -93,8 +101,10 @@ class Call {
   mooncake::RealClient *real_ = nullptr;
 };
 
-// Converts the C replicate config; false when it is malformed.
-bool ToReplicate(const mcgo_replicate_config &in, mooncake::ReplicateConfig *out);
+// Converts the C replicate config: MCGO_OK, MCGO_INVALID_PARAMS when it is
+// malformed, or MCGO_NOT_SUPPORTED when it asks for an option the linked
+// upstream lacks (MCGO_HAVE_SOFT_PIN_ACTIONS, MCGO_HAVE_DFS_REPLICAS).
+int32_t ToReplicate(const mcgo_replicate_config &in, mooncake::ReplicateConfig *out);
 
 // Upstream's forms of the packed keys, of addresses and of sizes.
 std::vector<std::string> Keys(const char *keys, const uint64_t *off, size_t n);

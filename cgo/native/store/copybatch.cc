@@ -31,10 +31,10 @@ int32_t PartsWrite(mcgo_store *s, const char *key, size_t key_len,
     Call call(s);
     mooncake::ReplicateConfig rc;
     std::vector<std::span<const char>> parts;
-    if (call.client() == nullptr || !KeyOk(key, key_len) || !ToReplicate(cfg, &rc) ||
-        !Spans(datas, sizes, n, &parts)) {
+    if (call.client() == nullptr || !KeyOk(key, key_len) || !Spans(datas, sizes, n, &parts)) {
       return MCGO_INVALID_PARAMS;
     }
+    if (int32_t refused = ToReplicate(cfg, &rc)) return refused;
     uint64_t total = 0;
     for (const auto &p : parts) total += p.size();
     // Upstream stores nothing for 0 bytes and reports success.
@@ -54,10 +54,10 @@ int32_t BatchCopyWrite(mcgo_store *s, const char *keys, const uint64_t *key_offs
     if (n == 0) return MCGO_OK;
     mooncake::ReplicateConfig rc;
     std::vector<std::span<const char>> values;
-    if (!KeysOk(keys, key_offsets, n) || !ToReplicate(cfg, &rc) ||
-        !Spans(datas, sizes, n, &values)) {
+    if (!KeysOk(keys, key_offsets, n) || !Spans(datas, sizes, n, &values)) {
       return MCGO_INVALID_PARAMS;
     }
+    if (int32_t refused = ToReplicate(cfg, &rc)) return refused;
     std::vector<std::string> ks = Keys(keys, key_offsets, n);
     // Upstream maps keys to their slices: a key twice would store the
     // first value under both. An empty value fails its allocation.

@@ -22,9 +22,10 @@ int32_t CopyWrite(mcgo_store *s, const char *key, size_t key_len,
     Call call(s);
     mooncake::ReplicateConfig rc;
     if (call.client() == nullptr || !KeyOk(key, key_len) ||
-        (data == nullptr && size != 0) || !ToReplicate(cfg, &rc)) {
+        (data == nullptr && size != 0)) {
       return MCGO_INVALID_PARAMS;
     }
+    if (int32_t refused = ToReplicate(cfg, &rc)) return refused;
     std::span<const char> value(static_cast<const char *>(data),
                                 static_cast<size_t>(size));
     const std::string k = MakeKey(key, key_len);
@@ -57,10 +58,10 @@ int32_t ZeroCopyWrite(mcgo_store *s, const char *key, size_t key_len,
   return Guard32([&]() -> int32_t {
     Call call(s);
     mooncake::ReplicateConfig rc;
-    if (call.client() == nullptr || !KeyOk(key, key_len) ||
-        !ToReplicate(cfg, &rc)) {
+    if (call.client() == nullptr || !KeyOk(key, key_len)) {
       return MCGO_INVALID_PARAMS;
     }
+    if (int32_t refused = ToReplicate(cfg, &rc)) return refused;
     const std::string k = MakeKey(key, key_len);
     void *buf = reinterpret_cast<void *>(addr);
     const size_t n = static_cast<size_t>(size);

@@ -120,8 +120,12 @@ int32_t mcgo_store_unmount_local_disk_segment(mcgo_store *s, uint64_t grace_seco
   return Guard32([&]() -> int32_t {
     Call call(s);
     if (int32_t rc = call.NeedReal()) return rc;
+#if MCGO_HAVE_DRAIN_LOCAL_DISK
     const int rc = call.real()->drainLocalDiskSegment(grace_seconds);
     return rc == 0 ? MCGO_OK : MCGO_INTERNAL_ERROR;  // upstream says -1 for any failure
+#else
+    return MCGO_NOT_SUPPORTED;  // upstream before drainLocalDiskSegment (v0.3.12.post1)
+#endif
   });
 }
 

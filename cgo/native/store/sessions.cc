@@ -1,6 +1,7 @@
 // The native store's transfer sessions and ranged reads (package
 // mooncake's sessions.go).
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -13,7 +14,7 @@ using namespace mcgo::native::store;  // NOLINT: the store part's frame (call.h)
 namespace {
 
 // Splits a CSR column (sizes or offsets) into upstream's nested vectors.
-std::vector<std::vector<size_t>> NestedColumn(const uint64_t *col, const uint64_t *bo, size_t n) {
+[[maybe_unused]] std::vector<std::vector<size_t>> NestedColumn(const uint64_t *col, const uint64_t *bo, size_t n) {
   std::vector<std::vector<size_t>> out(n);
   for (size_t i = 0; i < n; ++i) out[i].assign(col + bo[i], col + bo[i + 1]);
   return out;
@@ -64,6 +65,23 @@ int32_t SubsetCall(const std::vector<std::string> &ks, const std::vector<int64_t
   return MCGO_OK;
 }
 
+#if !MCGO_HAVE_SESSIONS
+// Upstream before the session calls (v0.3.12.post1): each of them is
+// MCGO_NOT_SUPPORTED, refused as a whole after the argument checks (the
+// batch prologue, then check(), which returns 0 or the refusal's code), so
+// that malformed input is MCGO_INVALID_PARAMS on every upstream.
+int32_t NoSessions(mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
+                   int64_t *results, const std::function<int32_t()> &check = [] { return MCGO_OK; }) {
+  if (n == 0) return MCGO_OK;
+  return GuardBatch(results, n, [&]() -> int32_t {
+    Call call(s);
+    if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) return rc;
+    if (int32_t rc = check()) return Refuse(results, n, rc);
+    return Refuse(results, n, MCGO_NOT_SUPPORTED);
+  });
+}
+#endif
+
 }  // namespace
 
 extern "C" {
@@ -71,19 +89,29 @@ extern "C" {
 int32_t mcgo_store_batch_get_session_start(mcgo_store *s, const char *keys,
                                            const uint64_t *key_offsets, size_t n,
                                            int64_t *results) {
+#if MCGO_HAVE_SESSIONS
   return KeysOnly<true>(s, keys, key_offsets, n, results, [&](mooncake::PyClient *c, const std::vector<std::string> &ks) {
     return c->batch_get_session_start(ks);
   });
+#else
+  return NoSessions(s, keys, key_offsets, n, results);
+#endif
 }
 
 int32_t mcgo_store_batch_get_into_multi_buffer_ranges(
     mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
     const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *offsets,
     const uint64_t *buf_offsets, int64_t *results) {
+#if MCGO_HAVE_SESSIONS
   return RangeCall(s, keys, key_offsets, n, addrs, sizes, offsets, buf_offsets, results,
                    [](mooncake::PyClient *c, const auto &ks, const auto &p, const auto &l, const auto &o) {
                      return c->batch_get_into_multi_buffer_ranges(ks, p, l, o);
                    });
+#else
+  return NoSessions(s, keys, key_offsets, n, results, [&]() -> int32_t {
+    return mcgo::args::RangesOk(addrs, sizes, offsets, buf_offsets, n) ? MCGO_OK : MCGO_INVALID_PARAMS;
+  });
+#endif
 }
 
 int32_t mcgo_store_batch_get_session_end(mcgo_store *s, const char *keys,
@@ -93,7 +121,11 @@ int32_t mcgo_store_batch_get_session_end(mcgo_store *s, const char *keys,
     Call call(s);
     if (call.client() == nullptr || !KeysOk(keys, key_offsets, n)) return MCGO_INVALID_PARAMS;
     if (call.dummy()) return MCGO_NOT_SUPPORTED;
+#if MCGO_HAVE_SESSIONS
     return call.client()->batch_get_session_end(Keys(keys, key_offsets, n));
+#else
+    return MCGO_NOT_SUPPORTED;  // upstream before the session calls (v0.3.12.post1)
+#endif
   });
 }
 
@@ -101,13 +133,20 @@ int32_t mcgo_store_batch_put_session_start(mcgo_store *s, const char *keys,
                                            const uint64_t *key_offsets, size_t n,
                                            const uint64_t *sizes, mcgo_replicate_config cfg,
                                            int64_t *results) {
+#if !MCGO_HAVE_SESSIONS
+  return NoSessions(s, keys, key_offsets, n, results, [&]() -> int32_t {
+    mooncake::ReplicateConfig rc;
+    return sizes == nullptr ? MCGO_INVALID_PARAMS : ToReplicate(cfg, &rc);
+  });
+#else
   if (n == 0) return MCGO_OK;
   return GuardBatch(results, n, [&]() -> int32_t {
     Call call(s);
     if (int32_t rc = BatchPrologue(call.client(), keys, key_offsets, n, results)) return rc;
     if (call.dummy()) return Refuse(results, n, MCGO_NOT_SUPPORTED);
     mooncake::ReplicateConfig rc;
-    if (sizes == nullptr || !ToReplicate(cfg, &rc)) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (sizes == nullptr) return Refuse(results, n, MCGO_INVALID_PARAMS);
+    if (int32_t refused = ToReplicate(cfg, &rc)) return Refuse(results, n, refused);
     // Refused here as the embedded engine refuses them: size 0, and a key
     // a second time in one call (upstream would reserve it twice).
     const std::vector<std::string> ks = Keys(keys, key_offsets, n);
@@ -122,32 +161,47 @@ int32_t mcgo_store_batch_put_session_start(mcgo_store *s, const char *keys,
       return call.client()->batch_put_session_start(sub, sub_sizes, rc);
     });
   });
+#endif
 }
 
 int32_t mcgo_store_batch_put_from_multi_buffer_ranges(
     mcgo_store *s, const char *keys, const uint64_t *key_offsets, size_t n,
     const uintptr_t *addrs, const uint64_t *sizes, const uint64_t *offsets,
     const uint64_t *buf_offsets, int64_t *results) {
+#if MCGO_HAVE_SESSIONS
   return RangeCall(s, keys, key_offsets, n, addrs, sizes, offsets, buf_offsets, results,
                    [](mooncake::PyClient *c, const auto &ks, const auto &p, const auto &l, const auto &o) {
                      return c->batch_put_from_multi_buffer_ranges(ks, p, l, o);
                    });
+#else
+  return NoSessions(s, keys, key_offsets, n, results, [&]() -> int32_t {
+    return mcgo::args::RangesOk(addrs, sizes, offsets, buf_offsets, n) ? MCGO_OK : MCGO_INVALID_PARAMS;
+  });
+#endif
 }
 
 int32_t mcgo_store_batch_put_session_end(mcgo_store *s, const char *keys,
                                          const uint64_t *key_offsets, size_t n,
                                          int64_t *results) {
+#if MCGO_HAVE_SESSIONS
   return KeysOnly<true>(s, keys, key_offsets, n, results, [&](mooncake::PyClient *c, const std::vector<std::string> &ks) {
     return c->batch_put_session_end(ks);
   });
+#else
+  return NoSessions(s, keys, key_offsets, n, results);
+#endif
 }
 
 int32_t mcgo_store_batch_put_session_revoke(mcgo_store *s, const char *keys,
                                             const uint64_t *key_offsets, size_t n,
                                             int64_t *results) {
+#if MCGO_HAVE_SESSIONS
   return KeysOnly<true>(s, keys, key_offsets, n, results, [&](mooncake::PyClient *c, const std::vector<std::string> &ks) {
     return c->batch_put_session_revoke(ks);
   });
+#else
+  return NoSessions(s, keys, key_offsets, n, results);
+#endif
 }
 
 int32_t mcgo_store_get_into_ranges(mcgo_store *s, const char *keys, const uint64_t *key_offsets,

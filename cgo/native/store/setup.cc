@@ -133,8 +133,14 @@ int32_t mcgo_store_setup_on_engine(mcgo_store *s, const mcgo_store_config *cfg,
 }
 
 uint32_t mcgo_store_capabilities(void) {
+  // The setup options upstream's setup_real takes, and what this upstream
+  // has of the rest (MCGO_HAVE_*: cgo/native/features.cmake).
   return MCGO_CAP_TENANTS | MCGO_CAP_SSD_OFFLOAD | MCGO_CAP_CLIENT_HTTP_SERVER |
-         MCGO_CAP_NOF_REPLICAS | MCGO_CAP_DFS_REPLICAS;
+         MCGO_CAP_NOF_REPLICAS | (MCGO_HAVE_DFS_REPLICAS ? MCGO_CAP_DFS_REPLICAS : 0u) |
+         (MCGO_HAVE_SESSIONS ? MCGO_CAP_SESSIONS : 0u) |
+         (MCGO_HAVE_MULTI_BUFFER_UPSERT ? MCGO_CAP_MULTI_BUFFER_UPSERT : 0u) |
+         (MCGO_HAVE_SOFT_PIN_ACTIONS ? MCGO_CAP_SOFT_PIN_ACTIONS : 0u) |
+         (MCGO_HAVE_DRAIN_LOCAL_DISK ? MCGO_CAP_UNMOUNT_LOCAL_DISK : 0u);
 }
 
 int32_t mcgo_store_health_check(mcgo_store *s) {

@@ -7,11 +7,14 @@
 using namespace tu;
 
 TEST(Identity) {
-  CHECK_EQ(mcgo_abi_version(), 6u);
+  CHECK_EQ(mcgo_abi_version(), 7u);
   CHECK_EQ(mcgo_abi_version(), static_cast<uint32_t>(MCGO_ABI_VERSION));
   CHECK_EQ(std::string(mcgo_backend_name()), "embedded");
   CHECK_EQ(std::string(mcgo_upstream_commit()), "");
-  CHECK_EQ(mcgo_store_capabilities(), 0u);  // accepts, honours none of, the extra options
+  // Accepts, honours none of, the setup options; has every call and option
+  // that upstream versions differ in.
+  CHECK_EQ(mcgo_store_capabilities(), MCGO_CAP_SESSIONS | MCGO_CAP_MULTI_BUFFER_UPSERT |
+                                          MCGO_CAP_SOFT_PIN_ACTIONS | MCGO_CAP_UNMOUNT_LOCAL_DISK);
 }
 
 // mcgo_set_log: the embedded engine writes no log but refuses what the

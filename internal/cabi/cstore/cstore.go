@@ -189,12 +189,34 @@ func (c Client) AllocFromMemPool(size uint64) (unsafe.Pointer, int32) {
 	return p, rc
 }
 
-// Capabilities returns mcgo_store_capabilities: bit 0 tenants, 1 SSD
-// offload, 2 the client HTTP server.
+// Capabilities returns mcgo_store_capabilities: the Cap* bits.
 func Capabilities() uint32 {
 	_ = cabi.Select()
 	return uint32(C.mcgo_store_capabilities())
 }
+
+// The Cap* bits are the header's: an array of negative length does not
+// compile.
+var (
+	_ [CapTenants - C.MCGO_CAP_TENANTS]struct{}
+	_ [C.MCGO_CAP_TENANTS - CapTenants]struct{}
+	_ [CapSSDOffload - C.MCGO_CAP_SSD_OFFLOAD]struct{}
+	_ [C.MCGO_CAP_SSD_OFFLOAD - CapSSDOffload]struct{}
+	_ [CapClientHTTPServer - C.MCGO_CAP_CLIENT_HTTP_SERVER]struct{}
+	_ [C.MCGO_CAP_CLIENT_HTTP_SERVER - CapClientHTTPServer]struct{}
+	_ [CapNoFReplicas - C.MCGO_CAP_NOF_REPLICAS]struct{}
+	_ [C.MCGO_CAP_NOF_REPLICAS - CapNoFReplicas]struct{}
+	_ [CapDFSReplicas - C.MCGO_CAP_DFS_REPLICAS]struct{}
+	_ [C.MCGO_CAP_DFS_REPLICAS - CapDFSReplicas]struct{}
+	_ [CapSessions - C.MCGO_CAP_SESSIONS]struct{}
+	_ [C.MCGO_CAP_SESSIONS - CapSessions]struct{}
+	_ [CapMultiBufferUpsert - C.MCGO_CAP_MULTI_BUFFER_UPSERT]struct{}
+	_ [C.MCGO_CAP_MULTI_BUFFER_UPSERT - CapMultiBufferUpsert]struct{}
+	_ [CapSoftPinActions - C.MCGO_CAP_SOFT_PIN_ACTIONS]struct{}
+	_ [C.MCGO_CAP_SOFT_PIN_ACTIONS - CapSoftPinActions]struct{}
+	_ [CapUnmountLocalDisk - C.MCGO_CAP_UNMOUNT_LOCAL_DISK]struct{}
+	_ [C.MCGO_CAP_UNMOUNT_LOCAL_DISK - CapUnmountLocalDisk]struct{}
+)
 
 // HealthCheck returns 0 when the client is set up and its master answers.
 func (c Client) HealthCheck() int32 { return int32(C.mcgo_store_health_check(c.p)) }

@@ -10,6 +10,20 @@ package cstore
 
 import "strings"
 
+// The MCGO_CAP_* bits of Capabilities (checked against the header where
+// cgo is).
+const (
+	CapTenants           = 1 << 0
+	CapSSDOffload        = 1 << 1
+	CapClientHTTPServer  = 1 << 2
+	CapNoFReplicas       = 1 << 3
+	CapDFSReplicas       = 1 << 4
+	CapSessions          = 1 << 5
+	CapMultiBufferUpsert = 1 << 6
+	CapSoftPinActions    = 1 << 7
+	CapUnmountLocalDisk  = 1 << 8
+)
+
 // Config mirrors mcgo_store_config.
 type Config struct {
 	LocalHostname       string
