@@ -59,7 +59,7 @@ func fakeNative(t *testing.T, abi int, commit string, skip string) string {
 // TestLoadNativeRefusals: every library the loader must refuse is refused
 // with its typed error, and the process keeps the backend it had.
 func TestLoadNativeRefusals(t *testing.T) {
-	before := BackendName()
+	before, pathBefore := BackendName(), NativePath()
 	text := filepath.Join(t.TempDir(), "not-a-library.so")
 	if err := os.WriteFile(text, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
@@ -87,8 +87,8 @@ func TestLoadNativeRefusals(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Errorf("%v, want %v", err, tc.want)
 			}
-			if got := BackendName(); got != before || NativePath() != "" {
-				t.Errorf("after a refused library the backend is %q (%q), want %q", got, NativePath(), before)
+			if got, path := BackendName(), NativePath(); got != before || path != pathBefore {
+				t.Errorf("after a refused library the backend is %q (%q), want %q (%q)", got, path, before, pathBefore)
 			}
 		})
 	}
