@@ -142,6 +142,34 @@ type Capabilities struct {
 	UnmountLocalDisk bool
 }
 
+// String lists the capabilities the backend has and those it lacks, by
+// their field names: "has Tenants, Sessions; lacks SSDOffload".
+func (c Capabilities) String() string {
+	var has, lacks []string
+	for _, f := range []struct {
+		name string
+		on   bool
+	}{
+		{"Tenants", c.Tenants}, {"SSDOffload", c.SSDOffload}, {"ClientHTTPServer", c.ClientHTTPServer},
+		{"NoFReplicas", c.NoFReplicas}, {"DFSReplicas", c.DFSReplicas}, {"Sessions", c.Sessions},
+		{"MultiBufferUpsert", c.MultiBufferUpsert}, {"SoftPinActions", c.SoftPinActions},
+		{"UnmountLocalDisk", c.UnmountLocalDisk},
+	} {
+		if f.on {
+			has = append(has, f.name)
+		} else {
+			lacks = append(lacks, f.name)
+		}
+	}
+	list := func(l []string) string {
+		if len(l) == 0 {
+			return "none"
+		}
+		return strings.Join(l, ", ")
+	}
+	return "has " + list(has) + "; lacks " + list(lacks)
+}
+
 func backendCapabilities() Capabilities {
 	c := cstore.Capabilities()
 	has := func(bit uint32) bool { return c&bit != 0 }

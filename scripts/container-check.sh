@@ -21,12 +21,28 @@ say() { echo "container-check: $*"; }
 say "1/4 libmcgo_native.so against $MOONCAKE_PREFIX"
 make --no-print-directory native MOONCAKE_PREFIX="$MOONCAKE_PREFIX" BUILD="$BUILD"
 mkdir -p "$OUT/lib" "$OUT/bin"
+OUT=$(cd "$OUT" && pwd)
 cp "$BUILD/native/libmcgo_native.so" "$OUT/lib/"
-LIB=$(cd "$OUT/lib" && pwd)/libmcgo_native.so
+LIB=$OUT/lib/libmcgo_native.so
 
-say "2/4 the conformance suites, the default build's test binaries with the library loaded"
-MCGO_NATIVE_LIBRARY="$LIB" MOONCAKE_PREFIX="$MOONCAKE_PREFIX" MCGO_REQUIRE_UPSTREAM=1 MCGO_TEST_ISOLATED=1 \
-  $GO run ./scripts/cluster -- $GO test -count=1 -p 1 -run '^TestConformance$' ./mooncake/ ./mooncake/transfer/
+# run LOG CMD...: CMD's output goes to LOG; its last line is shown, and all
+# of it if CMD fails.
+run() {
+  log=$1; shift
+  if "$@" >"$log" 2>&1; then tail -1 "$log"; else tail -30 "$log"; say "failed (log $log)"; exit 1; fi
+}
+
+say "2/4 the conformance suites: one test binary per package, built once with plain go test -c, run on the embedded engine and with the library loaded"
+for pkg in mooncake mooncake/transfer; do
+  name=$(echo "$pkg" | tr / -)
+  bin=$OUT/bin/$name.test
+  $GO test -c -o "$bin" "./$pkg/"
+  say "$name.test on the embedded engine"
+  run "$OUT/$name-embedded.log" sh -c "cd $pkg && exec $bin -test.count=1 -test.run '^TestConformance\$'"
+  say "$name.test with $LIB"
+  run "$OUT/$name-native.log" env MCGO_NATIVE_LIBRARY="$LIB" MOONCAKE_PREFIX="$MOONCAKE_PREFIX" MCGO_REQUIRE_UPSTREAM=1 MCGO_TEST_ISOLATED=1 \
+    $GO run ./scripts/cluster -- sh -c "cd $pkg && exec $bin -test.count=1 -test.run '^TestConformance\$'"
+done
 
 say "3/4 a Go service built with plain go build (CGO_ENABLED=1, no tag)"
 $GO build -o "$OUT/bin/service" ./cmd/mooncake-demo

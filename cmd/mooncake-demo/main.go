@@ -109,8 +109,13 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	b := mooncake.Backend()
 	fmt.Printf("mooncake-go demo: backend %s, master %q (%s), protocol %s\n",
-		mooncake.Backend().Name, o.cfg.MasterServerAddress, o.source, o.cfg.Protocol)
+		b.Name, o.cfg.MasterServerAddress, o.source, o.cfg.Protocol)
+	if b.UpstreamCommit != "" {
+		fmt.Printf("mooncake-go demo: upstream %.8s, library %s\n", b.UpstreamCommit, b.Library)
+	}
+	fmt.Printf("mooncake-go demo: capabilities: %v\n", b.Capabilities)
 	st, err := mooncake.Open(o.cfg)
 	if err != nil {
 		return err

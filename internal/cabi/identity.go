@@ -7,7 +7,7 @@ package cabi
 #include "dispatch_gen.h" // the ABI, called through the dispatch table
 
 #if MCGO_ABI_VERSION != 7
-#error "cgo/include/mcgo/common.h changed its ABI version: update ABIVersion in internal/cabi/abi.go and this check"
+#error "cgo/include/mcgo/common.h changed its ABI version: update ABIVersion in internal/cabi/abi.go, this check and the one in cgo/embedded/base/link.go"
 #endif
 */
 import "C"

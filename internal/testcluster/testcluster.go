@@ -168,6 +168,30 @@ func (m *Master) ExitErr() error {
 	return m.exitErr
 }
 
+// Crashed says whether the master's process ended by a signal nobody here
+// sent (Stop, Kill and Restart do not count), and which: upstream's own
+// crash, which a test must tell apart from the binding's failures.
+func (m *Master) Crashed() (syscall.Signal, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd == nil {
+		return 0, false
+	}
+	select {
+	case <-m.done:
+	default:
+		return 0, false
+	}
+	var ee *exec.ExitError
+	if !errors.As(m.exitErr, &ee) {
+		return 0, false
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ws.Signal(), true
+	}
+	return 0, false
+}
+
 // Stop ends the master with SIGTERM (SIGKILL after 10 s) and waits for it.
 func (m *Master) Stop() { m.signal(syscall.SIGTERM, 10*time.Second) }
 

@@ -43,7 +43,12 @@ func startMaster(t *testing.T, opts testcluster.Options) *testcluster.Master {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(m.Stop)
+	t.Cleanup(func() {
+		if sig, crashed := m.Crashed(); crashed && !t.Skipped() {
+			t.Errorf("upstream's mooncake_master crashed (%v) on its own; log %s", sig, m.LogPath)
+		}
+		m.Stop()
+	})
 	return m
 }
 
@@ -163,12 +168,15 @@ func openWorkers(t *testing.T, cfg mooncake.Config, n int) []*worker {
 			t.Fatal(err)
 		}
 		workers = append(workers, &worker{id: i, st: st, mem: mem})
+		// For a test that ends early; a test's own Close first makes this
+		// one a no-op (ErrClosed), and Free after it.
+		t.Cleanup(func() { st.Close(); _ = mem.Free() })
 	}
 	return workers
 }
 
 // runWorkers runs the workers until the returned stop is called (it waits
-// for them).
+// for them; later calls do nothing).
 func runWorkers(workers []*worker, fault *atomic.Int64) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -176,7 +184,7 @@ func runWorkers(workers []*worker, fault *atomic.Int64) (stop func()) {
 		wg.Add(1)
 		go func() { defer wg.Done(); w.run(done, fault) }()
 	}
-	return func() { close(done); wg.Wait() }
+	return sync.OnceFunc(func() { close(done); wg.Wait() })
 }
 
 // TestMasterKilled: the master is SIGKILLed while four clients do batch

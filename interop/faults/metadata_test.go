@@ -120,6 +120,7 @@ func TestMetadataLost(t *testing.T) {
 	workers := openWorkers(t, c, 2)
 	var fault atomic.Int64
 	stop := runWorkers(workers, &fault)
+	defer stop() // a test ended early (checkMaster) stops them too
 	for _, c := range metaProbe(t, st, m, meta, 100)[:2] {
 		if c.err != nil || c.hung {
 			t.Fatalf("before the fault: %s: %v", c.name, c.err)
@@ -145,7 +146,9 @@ func TestMetadataLost(t *testing.T) {
 		if err := phase.fault(); err != nil {
 			t.Fatal(err)
 		}
-		for i, c := range metaProbe(t, st, m, meta, round) {
+		calls := metaProbe(t, st, m, meta, round)
+		checkMaster(t, m)
+		for i, c := range calls {
 			t.Logf("%s: %s: %v in %v", phase.name, c.name, c.err, c.took.Round(time.Millisecond))
 			switch {
 			case c.hung:
