@@ -2,11 +2,16 @@ package testcluster
 
 import (
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -126,3 +131,60 @@ func (r *RealClient) Kill() {
 // continues it.
 func (r *RealClient) Pause() error  { return syscall.Kill(r.cmd.Process.Pid, syscall.SIGSTOP) }
 func (r *RealClient) Resume() error { return syscall.Kill(r.cmd.Process.Pid, syscall.SIGCONT) }
+
+// segmentLine is where upstream's client logs the name its segment is
+// mounted under (transfer_engine_impl.cpp, parseHostNameWithPort).
+var segmentLine = regexp.MustCompile(`server_name: (\S+) port: (\d+)`)
+
+// Segment is the name of the real client's segment at the master, read
+// from its log ("" when the log does not say).
+func (r *RealClient) Segment() string {
+	b, err := os.ReadFile(r.LogPath)
+	if err != nil {
+		return ""
+	}
+	if m := segmentLine.FindSubmatch(b); m != nil {
+		return string(m[1]) + ":" + string(m[2])
+	}
+	return ""
+}
+
+// Segments lists the segments the master whose admin server is admin
+// (Master.AdminURL) has mounted.
+func Segments(admin string) ([]string, error) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(admin + "/get_all_segments")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s/get_all_segments: %s: %s", admin, resp.Status, body)
+	}
+	return strings.Fields(string(body)), nil
+}
+
+// WaitSegmentGone waits until the master (admin URL) no longer has segment
+// name, at most wait: upstream's mooncake_client does not unmount when it
+// is stopped, so its segment stays until the master expires the client
+// (client_ttl, 10 s by default), and puts placed there until then fail.
+func WaitSegmentGone(admin, name string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		segs, err := Segments(admin)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(segs, name) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the master still has segment %s after %v", name, wait)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

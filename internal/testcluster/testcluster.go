@@ -143,6 +143,9 @@ func (m *Master) start() error {
 func (m *Master) Addr() string        { return fmt.Sprintf("127.0.0.1:%d", m.ports[0]) }
 func (m *Master) MetadataURL() string { return fmt.Sprintf("http://127.0.0.1:%d/metadata", m.ports[1]) }
 
+// AdminURL is the master's metrics and admin HTTP server (get_all_segments, ...).
+func (m *Master) AdminURL() string { return fmt.Sprintf("http://127.0.0.1:%d", m.ports[2]) }
+
 // PID is the running master's process id (0 when stopped).
 func (m *Master) PID() int {
 	m.mu.Lock()
@@ -254,6 +257,7 @@ func (m *Master) Env() []string {
 	return []string{
 		"MCGO_TEST_MASTER=" + m.Addr(),
 		"MCGO_TEST_METADATA=" + m.MetadataURL(),
+		"MCGO_TEST_MASTER_ADMIN=" + m.AdminURL(),
 		"MOONCAKE_MASTER=" + m.Addr(),
 		"MOONCAKE_TE_META_DATA_SERVER=" + m.MetadataURL(),
 		"MOONCAKE_PROTOCOL=tcp",

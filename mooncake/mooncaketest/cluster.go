@@ -8,6 +8,8 @@
 //
 //	MCGO_TEST_MASTER    master RPC address, e.g. 127.0.0.1:50051 (required)
 //	MCGO_TEST_METADATA  metadata server, e.g. http://127.0.0.1:8080/metadata (required)
+//	MCGO_TEST_MASTER_ADMIN  the master's admin HTTP server (optional): a stopped
+//	                    real client's segment is waited out there
 //	MCGO_TEST_PROTOCOL  tcp (default) or rdma
 //	MCGO_TEST_DEVICE    RDMA device list (default "")
 //	MCGO_TEST_ISOLATED  1 when no other process uses the cluster (a fresh

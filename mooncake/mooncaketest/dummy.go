@@ -3,6 +3,7 @@ package mooncaketest
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 	"unsafe"
@@ -41,9 +42,18 @@ func (c *Cluster) StartRealClient(t testing.TB) *RealClient {
 	require.NoError(t, err)
 	var once bool
 	stop := func() {
-		if !once {
-			once = true
-			rc.Stop()
+		if once {
+			return
+		}
+		once = true
+		seg := rc.Segment()
+		rc.Stop()
+		// Its segment outlives it at the master until the client expires;
+		// later tests on the shared cluster would have puts placed there.
+		if admin := os.Getenv("MCGO_TEST_MASTER_ADMIN"); admin != "" && seg != "" {
+			if err := testcluster.WaitSegmentGone(admin, seg, 30*time.Second); err != nil {
+				t.Errorf("real client %s stopped: %v", rc.Addr(), err)
+			}
 		}
 	}
 	t.Cleanup(stop)

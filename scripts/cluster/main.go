@@ -8,6 +8,7 @@
 //
 //	MCGO_TEST_MASTER=127.0.0.1:<rpc port>           (the conformance suite)
 //	MCGO_TEST_METADATA=http://127.0.0.1:<port>/metadata
+//	MCGO_TEST_MASTER_ADMIN=http://127.0.0.1:<metrics port>
 //	MOONCAKE_MASTER, MOONCAKE_TE_META_DATA_SERVER,   (Mooncake's own variables,
 //	MOONCAKE_PROTOCOL=tcp, MOONCAKE_LOCAL_HOSTNAME,  read by ConfigFromEnv)
 //	MOONCAKE_GLOBAL_SEGMENT_SIZE=1gb
