@@ -132,9 +132,15 @@ func (r *RealClient) Kill() {
 func (r *RealClient) Pause() error  { return syscall.Kill(r.cmd.Process.Pid, syscall.SIGSTOP) }
 func (r *RealClient) Resume() error { return syscall.Kill(r.cmd.Process.Pid, syscall.SIGCONT) }
 
-// segmentLine is where upstream's client logs the name its segment is
-// mounted under (transfer_engine_impl.cpp, parseHostNameWithPort).
-var segmentLine = regexp.MustCompile(`server_name: (\S+) port: (\d+)`)
+// segmentLines are where upstream's client logs the name its segment is
+// mounted under: at INFO (transfer_engine_impl.cpp, parseHostNameWithPort)
+// and, on its first start against a metadata server that does not know it
+// yet, at WARNING (transfer_metadata.cpp), which is all the standalone
+// client prints without --log_dir.
+var segmentLines = []*regexp.Regexp{
+	regexp.MustCompile(`server_name: (\S+) port: (\d+)`),
+	regexp.MustCompile(`Failed to retrieve segment descriptor, name (\S+):(\d+)`),
+}
 
 // Segment is the name of the real client's segment at the master, read
 // from its log ("" when the log does not say).
@@ -143,8 +149,10 @@ func (r *RealClient) Segment() string {
 	if err != nil {
 		return ""
 	}
-	if m := segmentLine.FindSubmatch(b); m != nil {
-		return string(m[1]) + ":" + string(m[2])
+	for _, re := range segmentLines {
+		if m := re.FindSubmatch(b); m != nil {
+			return string(m[1]) + ":" + string(m[2])
+		}
 	}
 	return ""
 }

@@ -50,8 +50,10 @@ func (c *Cluster) StartRealClient(t testing.TB) *RealClient {
 		rc.Stop()
 		// Its segment outlives it at the master until the client expires;
 		// later tests on the shared cluster would have puts placed there.
-		if admin := os.Getenv("MCGO_TEST_MASTER_ADMIN"); admin != "" && seg != "" {
-			if err := testcluster.WaitSegmentGone(admin, seg, 30*time.Second); err != nil {
+		if admin := os.Getenv("MCGO_TEST_MASTER_ADMIN"); admin != "" {
+			if seg == "" {
+				t.Errorf("real client %s: its log (%s) does not name its segment", rc.Addr(), rc.LogPath)
+			} else if err := testcluster.WaitSegmentGone(admin, seg, 30*time.Second); err != nil {
 				t.Errorf("real client %s stopped: %v", rc.Addr(), err)
 			}
 		}
