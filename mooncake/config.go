@@ -11,7 +11,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
+	"github.com/mooncake-go/mooncake-go/internal/endpoints"
 )
 
 // Config holds a store client's settings: the arguments of Mooncake's
@@ -23,8 +25,10 @@ type Config struct {
 	// (legacy LOCAL_HOSTNAME). Default "localhost".
 	LocalHostname string `json:"local_hostname"`
 	// MetadataServer is the transfer engine's metadata service:
-	// "http://127.0.0.1:8080/metadata", "P2PHANDSHAKE", or etcd.
-	// Env MOONCAKE_TE_META_DATA_SERVER. Default "P2PHANDSHAKE".
+	// "http://127.0.0.1:8080/metadata", "P2PHANDSHAKE",
+	// "etcd://h1:2379;h2:2379" (or the endpoints alone, as upstream reads
+	// them) or "redis://host:6379" (transfer.Config.MetadataServer has the
+	// details). Env MOONCAKE_TE_META_DATA_SERVER. Default "P2PHANDSHAKE".
 	MetadataServer string `json:"metadata_server"`
 	// GlobalSegmentSize is how much memory this client mounts into the
 	// cluster (0 = none). Env MOONCAKE_GLOBAL_SEGMENT_SIZE. Default 4gb.
@@ -36,9 +40,13 @@ type Config struct {
 	Protocol string `json:"protocol"`
 	// DeviceName lists RDMA devices ("" = auto). Env MOONCAKE_DEVICE.
 	DeviceName string `json:"device_name"`
-	// MasterServerAddress is the master's RPC address ("127.0.0.1:50051").
-	// Env MOONCAKE_MASTER. Required. With the embedded engine it names an
-	// in-process cluster: stores opened with the same address share objects.
+	// MasterServerAddress is the master's RPC address ("127.0.0.1:50051"),
+	// or, for an HA master group, where its leader is elected:
+	// "etcd://h1:2379;h2:2379", "redis://host:6379" or
+	// "k8s://namespace/lease" (docs/ha.md; the backend must have been
+	// built with it: Capabilities). Env MOONCAKE_MASTER. Required. With
+	// the embedded engine it names an in-process cluster: stores opened
+	// with the same address share objects.
 	MasterServerAddress string `json:"master_server_address"`
 	// LogLevel is the least severity upstream's client writes to its log
 	// (glog): "info", "warning", "error" or "fatal", in any case; "" keeps
@@ -140,6 +148,20 @@ type Capabilities struct {
 	SoftPinActions bool
 	// UnmountLocalDisk: Store.UnmountLocalDiskSegment.
 	UnmountLocalDisk bool
+
+	// The address forms the backend can connect through, besides one
+	// master at host:port and P2PHANDSHAKE (docs/ha.md): an HA master's
+	// leader found through etcd, Redis or a Kubernetes lease
+	// (MasterServerAddress "etcd://...", "redis://...", "k8s://..."), and
+	// the transfer engine's metadata in an HTTP server, etcd or Redis
+	// (MetadataServer, and transfer.Config.MetadataServer). The native
+	// backend has those its upstream was built with (STORE_USE_ETCD,
+	// STORE_USE_REDIS, STORE_USE_K8S_LEASE, USE_HTTP, USE_ETCD, USE_REDIS);
+	// Open refuses the others with ErrNotSupported (transfer.Open with
+	// transfer.ErrNotImplemented), where upstream would abort the process.
+	// The embedded engine has them all: its masters and metadata are names.
+	MasterEtcd, MasterRedis, MasterK8s        bool
+	MetadataHTTP, MetadataEtcd, MetadataRedis bool
 }
 
 // String lists the capabilities the backend has and those it lacks, by
@@ -153,7 +175,9 @@ func (c Capabilities) String() string {
 		{"Tenants", c.Tenants}, {"SSDOffload", c.SSDOffload}, {"ClientHTTPServer", c.ClientHTTPServer},
 		{"NoFReplicas", c.NoFReplicas}, {"DFSReplicas", c.DFSReplicas}, {"Sessions", c.Sessions},
 		{"MultiBufferUpsert", c.MultiBufferUpsert}, {"SoftPinActions", c.SoftPinActions},
-		{"UnmountLocalDisk", c.UnmountLocalDisk},
+		{"UnmountLocalDisk", c.UnmountLocalDisk}, {"MasterEtcd", c.MasterEtcd}, {"MasterRedis", c.MasterRedis},
+		{"MasterK8s", c.MasterK8s}, {"MetadataHTTP", c.MetadataHTTP}, {"MetadataEtcd", c.MetadataEtcd},
+		{"MetadataRedis", c.MetadataRedis},
 	} {
 		if f.on {
 			has = append(has, f.name)
@@ -171,7 +195,7 @@ func (c Capabilities) String() string {
 }
 
 func backendCapabilities() Capabilities {
-	c := cstore.Capabilities()
+	c, forms := cstore.Capabilities(), cabi.ConnectForms()
 	has := func(bit uint32) bool { return c&bit != 0 }
 	return Capabilities{
 		Tenants: has(cstore.CapTenants), SSDOffload: has(cstore.CapSSDOffload),
@@ -179,6 +203,9 @@ func backendCapabilities() Capabilities {
 		DFSReplicas: has(cstore.CapDFSReplicas), Sessions: has(cstore.CapSessions),
 		MultiBufferUpsert: has(cstore.CapMultiBufferUpsert), SoftPinActions: has(cstore.CapSoftPinActions),
 		UnmountLocalDisk: has(cstore.CapUnmountLocalDisk),
+		MasterEtcd:       forms&cabi.ConnectMasterEtcd != 0, MasterRedis: forms&cabi.ConnectMasterRedis != 0,
+		MasterK8s:        forms&cabi.ConnectMasterK8s != 0, MetadataHTTP: forms&cabi.ConnectMetadataHTTP != 0,
+		MetadataEtcd:     forms&cabi.ConnectMetadataEtcd != 0, MetadataRedis: forms&cabi.ConnectMetadataRedis != 0,
 	}
 }
 
@@ -324,6 +351,17 @@ func (c Config) Validate() error {
 		return sentinelf(ErrInvalidConfig, "local_hostname is empty")
 	case c.MetadataServer == "":
 		return sentinelf(ErrInvalidConfig, "metadata_server is empty")
+	}
+	// The HA forms are checked on every backend (the embedded engine's
+	// masters are names, so one master's address is checked by Open, on
+	// the native backend only).
+	if strings.Contains(c.MasterServerAddress, "://") {
+		if _, err := endpoints.Master(c.MasterServerAddress); err != nil {
+			return sentinelf(ErrInvalidConfig, "master_server_address: %v", err)
+		}
+	}
+	if _, err := endpoints.Metadata(c.MetadataServer); err != nil {
+		return sentinelf(ErrInvalidConfig, "metadata_server: %v", err)
 	}
 	if c.ClientHTTPPort < 0 || c.ClientHTTPPort > 65535 {
 		return sentinelf(ErrInvalidConfig, "client_http_port %d: want 0 (the default) to 65535", c.ClientHTTPPort)

@@ -263,7 +263,7 @@ func TestConfigErrorSentinels(t *testing.T) {
 }
 
 func TestConfigLogFields(t *testing.T) {
-	ok := Config{LocalHostname: "h", MetadataServer: "m", Protocol: "tcp", MasterServerAddress: "a"}
+	ok := Config{LocalHostname: "h", MetadataServer: "P2PHANDSHAKE", Protocol: "tcp", MasterServerAddress: "a"}
 	for _, l := range append([]string{"", "WARNING", "Error"}, logLevels...) {
 		c := ok
 		c.LogLevel = l

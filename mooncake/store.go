@@ -16,6 +16,7 @@ import (
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/ctransfer"
+	"github.com/mooncake-go/mooncake-go/internal/endpoints"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 )
@@ -100,14 +101,9 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 	if err := cabi.CheckABI(); err != nil {
 		return nil, &Error{Op: OpOpen, Err: err}
 	}
-	if err := probeMaster(cfg.MasterServerAddress, cfg.connectTimeout()); err != nil {
+	// On the caller's engine the metadata connection is already made.
+	if err := checkAddresses(cfg, engine == nil); err != nil {
 		return nil, err
-	}
-	if engine == nil {
-		// On the caller's engine the metadata connection is already made.
-		if err := probeMetadata(cfg.MetadataServer, cfg.connectTimeout()); err != nil {
-			return nil, err
-		}
 	}
 	level, _ := cfg.logLevel()
 	if err := setLog(level, cfg.LogDir); err != nil {
@@ -192,15 +188,54 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// probeMaster dials the master's RPC port (native backend, host:port
-// addresses). Upstream's setup retries a master that is not there for
-// about 90 s before it fails; so a master that is down fails Open at once
-// (connection refused) or after timeout (no answer), with ErrRPCFail.
-func probeMaster(addr string, timeout time.Duration) error {
-	if cabi.BackendName() != "native" || strings.Contains(addr, "://") {
-		return nil // the embedded engine's masters are names; etcd/HA forms are upstream's to resolve
+// checkAddresses refuses a master or metadata form the backend cannot
+// use (ErrNotSupported: upstream built without it would fail late, or
+// abort the process), and on the native backend checks that the master
+// and, with metadata, the metadata service answer: upstream's setup retries
+// a master that is not there for about 90 s, and a hung metadata server
+// for minutes, so one that is down fails Open at once (connection refused)
+// or after cfg's connect timeout (no answer), with ErrRPCFail. Validate
+// has checked the forms; the embedded engine's masters are names.
+func checkAddresses(cfg Config, metadata bool) error {
+	native := cabi.BackendName() == "native"
+	m, err := endpoints.Master(cfg.MasterServerAddress)
+	if err != nil {
+		if native {
+			return &Error{Op: OpOpen, Code: ErrInvalidParams, Err: sentinelf(ErrInvalidConfig, "config: master_server_address: %v", err)}
+		}
+		m = endpoints.Address{Kind: endpoints.Direct}
 	}
-	return probeTCP(OpOpen, "master", addr, timeout)
+	md, err := endpoints.Metadata(cfg.MetadataServer)
+	if err != nil {
+		return &Error{Op: OpOpen, Code: ErrInvalidParams, Err: sentinelf(ErrInvalidConfig, "config: metadata_server: %v", err)}
+	}
+	if err := cabi.CheckForm(m, true); err != nil {
+		return &Error{Op: OpOpen, Code: ErrNotSupported, Err: fmt.Errorf("master %s: %w", cfg.MasterServerAddress, err)}
+	}
+	if err := cabi.CheckForm(md, false); err != nil {
+		return &Error{Op: OpOpen, Code: ErrNotSupported, Err: fmt.Errorf("metadata server %s: %w", cfg.MetadataServer, err)}
+	}
+	if !native {
+		return nil
+	}
+	timeout := cfg.connectTimeout()
+	if err := endpoints.Probe(m, timeout); err != nil {
+		what := "master"
+		if m.Kind != endpoints.Direct {
+			what = "the " + m.Kind.String() + " server of HA master"
+		}
+		return &Error{Op: OpOpen, Code: ErrRPCFail, Err: fmt.Errorf("%s %s unreachable: %w", what, cfg.MasterServerAddress, err)}
+	}
+	if !metadata {
+		return nil
+	}
+	if md.Kind == endpoints.HTTP && strings.HasPrefix(cfg.MetadataServer, "http://") {
+		return probeHTTP(cfg.MetadataServer, timeout)
+	}
+	if err := endpoints.Probe(md, timeout); err != nil {
+		return &Error{Op: OpOpen, Code: ErrRPCFail, Err: fmt.Errorf("metadata server %s unreachable: %w", cfg.MetadataServer, err)}
+	}
+	return nil
 }
 
 // probeTCP dials what's RPC port at addr: ErrRPCFail when nothing answers
@@ -239,20 +274,13 @@ func setLog(level int32, dir string) error {
 // 404 for it, and logs nothing).
 const metadataProbeKey = "mcgo/open-probe"
 
-// probeMetadata asks an HTTP metadata server for a key nobody writes: any
+// probeHTTP asks an HTTP metadata server for a key nobody writes: any
 // HTTP answer will do. Upstream's setup gives each metadata request 3 s and
 // retries its setup 20 times, so a server that accepts connections but does
 // not answer (hung, or stopped) kept Open waiting for minutes (measured:
 // more than 60 s; interop/faults TestMetadataLost); with the probe, none
 // within timeout fails Open with ErrRPCFail. A server that is down fails
 // at once.
-func probeMetadata(server string, timeout time.Duration) error {
-	if cabi.BackendName() != "native" || !strings.HasPrefix(server, "http://") {
-		return nil // embedded metadata are names; etcd, redis and P2P handshake are upstream's
-	}
-	return probeHTTP(server, timeout)
-}
-
 func probeHTTP(server string, timeout time.Duration) error {
 	fail := func(err error) error {
 		return &Error{Op: OpOpen, Code: ErrRPCFail, Err: fmt.Errorf("metadata server %s: %w", server, err)}

@@ -18,11 +18,34 @@ namespace mcgo::args {
 
 inline std::string Str(const char *s) { return s == nullptr ? std::string() : std::string(s); }
 
-// The metadata strings both backends accept: upstream's HTTP metadata
-// server and its handshake mode. (Upstream aborts the process on a string
-// for a plugin it was not built with, such as etcd.)
-inline bool MetadataOk(const std::string &m) {
-  return m.rfind("http://", 0) == 0 || m.rfind("https://", 0) == 0 || m == "P2PHANDSHAKE";
+// What a metadata string is to upstream's MetadataStoragePlugin::Create
+// (transfer_metadata_plugin.cpp: no "://" means etcd), checked against the
+// backend's mcgo_connect_forms: upstream aborts the process (LOG(FATAL)) on
+// a protocol it was not built with, so both backends refuse one first.
+enum class MetadataCheck { kOk, kUnknown, kNotBuilt };
+
+inline MetadataCheck CheckMetadata(const std::string &m, std::string *why) {
+  if (m == "P2PHANDSHAKE") return MetadataCheck::kOk;  // no plugin
+  const size_t pos = m.find("://");
+  const std::string proto = pos == std::string::npos ? "etcd" : m.substr(0, pos);
+  uint32_t form = 0;
+  const char *flag = "";
+  if (proto == "http" || proto == "https") {
+    form = MCGO_CONNECT_METADATA_HTTP, flag = "USE_HTTP";
+  } else if (proto == "etcd") {
+    form = MCGO_CONNECT_METADATA_ETCD, flag = "USE_ETCD";
+  } else if (proto == "redis") {
+    form = MCGO_CONNECT_METADATA_REDIS, flag = "USE_REDIS";
+  } else {
+    *why = "metadata_server \"" + m + "\": unknown protocol \"" + proto +
+           "\" (want P2PHANDSHAKE, http(s)://, etcd:// or redis://)";
+    return MetadataCheck::kUnknown;
+  }
+  if ((mcgo_connect_forms() & form) == 0) {
+    *why = "metadata_server \"" + m + "\": this backend's upstream was built without " + flag;
+    return MetadataCheck::kNotBuilt;
+  }
+  return MetadataCheck::kOk;
 }
 
 inline bool ProtocolOk(const std::string &p) { return p == "tcp" || p == "rdma"; }
@@ -168,7 +191,7 @@ inline int32_t WriteString(const std::string &v, char *buf, size_t cap, size_t *
 
 // mcgo_te_create as both backends run it: the message and exception
 // boundary of MessageGuard, *out NULL until it succeeds, the config's rules
-// (a metadata string both accept, a local_server_name); then
+// (a metadata string this backend can use, a local_server_name); then
 // make(metadata, name, fail) creates the engine, sets *out and returns
 // MCGO_OK, or returns fail(code, why).
 template <typename Make>
@@ -180,9 +203,14 @@ int32_t CreateEngine(const mcgo_te_config *cfg, mcgo_te **out, char *errmsg, siz
     }
     *out = nullptr;
     const std::string metadata = Str(cfg->metadata_server);
-    if (!MetadataOk(metadata)) {
-      return fail(MCGO_TE_ERR_INVALID_ARGUMENT,
-                  "metadata_server \"" + metadata + "\" is neither http(s)://... nor P2PHANDSHAKE");
+    std::string why;
+    switch (CheckMetadata(metadata, &why)) {
+      case MetadataCheck::kOk:
+        break;
+      case MetadataCheck::kUnknown:
+        return fail(MCGO_TE_ERR_INVALID_ARGUMENT, why);
+      case MetadataCheck::kNotBuilt:
+        return fail(MCGO_TE_ERR_NOT_IMPLEMENTED, why);
     }
     const std::string name = Str(cfg->local_server_name);
     if (name.empty()) return fail(MCGO_TE_ERR_INVALID_ARGUMENT, "local_server_name is empty");

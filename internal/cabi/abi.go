@@ -11,7 +11,17 @@ import (
 // CheckABI compares them at run time, which also catches a stale object in
 // the Go build cache (cgo does not track headers outside a package's own
 // directory).
-const ABIVersion = 7
+const ABIVersion = 8
+
+// The address forms of mcgo_connect_forms (ConnectForms).
+const (
+	ConnectMasterEtcd    = 1 << 0
+	ConnectMasterRedis   = 1 << 1
+	ConnectMasterK8s     = 1 << 2
+	ConnectMetadataHTTP  = 1 << 3
+	ConnectMetadataEtcd  = 1 << 4
+	ConnectMetadataRedis = 1 << 5
+)
 
 // CodeNoCgo is returned by every call in a build without cgo: Mooncake's
 // NOT_SUPPORTED.

@@ -14,6 +14,7 @@
 struct mcgo_fns mcgo_fns = {
     mcgo_abi_version,
     mcgo_backend_name,
+    mcgo_connect_forms,
     mcgo_set_log,
     mcgo_store_alloc_from_mem_pool,
     mcgo_store_allocate_and_mount_segment,
@@ -95,6 +96,7 @@ struct mcgo_fns mcgo_fns = {
 static const char *const mcgo_fn_names[MCGO_DISPATCH_COUNT] = {
     "mcgo_abi_version",
     "mcgo_backend_name",
+    "mcgo_connect_forms",
     "mcgo_set_log",
     "mcgo_store_alloc_from_mem_pool",
     "mcgo_store_allocate_and_mount_segment",

@@ -9,6 +9,7 @@
 
 #define mcgo_abi_version mcgo_declared_abi_version
 #define mcgo_backend_name mcgo_declared_backend_name
+#define mcgo_connect_forms mcgo_declared_connect_forms
 #define mcgo_set_log mcgo_declared_set_log
 #define mcgo_store_alloc_from_mem_pool mcgo_declared_store_alloc_from_mem_pool
 #define mcgo_store_allocate_and_mount_segment mcgo_declared_store_allocate_and_mount_segment
@@ -90,6 +91,7 @@
 #include "mcgo/store.h"
 #undef mcgo_abi_version
 #undef mcgo_backend_name
+#undef mcgo_connect_forms
 #undef mcgo_set_log
 #undef mcgo_store_alloc_from_mem_pool
 #undef mcgo_store_allocate_and_mount_segment
@@ -173,6 +175,7 @@ extern struct mcgo_fns mcgo_fns;
 
 static inline uint32_t mcgo_abi_version(void) { return mcgo_fns.abi_version(); }
 static inline const char * mcgo_backend_name(void) { return mcgo_fns.backend_name(); }
+static inline uint32_t mcgo_connect_forms(void) { return mcgo_fns.connect_forms(); }
 static inline int32_t mcgo_set_log(int32_t min_level, const char *dir, size_t dir_len) { return mcgo_fns.set_log(min_level, dir, dir_len); }
 static inline int32_t mcgo_store_alloc_from_mem_pool(mcgo_store *s, uint64_t size, uintptr_t *addr) { return mcgo_fns.store_alloc_from_mem_pool(s, size, addr); }
 static inline int32_t mcgo_store_allocate_and_mount_segment(mcgo_store *s, uint64_t size, const char *protocol, const char *location, mcgo_segment_id *ids, size_t ids_cap, size_t *n_ids, uint64_t *allocated) { return mcgo_fns.store_allocate_and_mount_segment(s, size, protocol, location, ids, ids_cap, n_ids, allocated); }

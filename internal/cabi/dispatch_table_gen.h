@@ -6,6 +6,7 @@
 struct mcgo_fns {
   uint32_t (*abi_version)(void);
   const char * (*backend_name)(void);
+  uint32_t (*connect_forms)(void);
   int32_t (*set_log)(int32_t min_level, const char *dir, size_t dir_len);
   int32_t (*store_alloc_from_mem_pool)(mcgo_store *s, uint64_t size, uintptr_t *addr);
   int32_t (*store_allocate_and_mount_segment)(mcgo_store *s, uint64_t size, const char *protocol, const char *location, mcgo_segment_id *ids, size_t ids_cap, size_t *n_ids, uint64_t *allocated);
@@ -84,6 +85,6 @@ struct mcgo_fns {
   const char * (*upstream_commit)(void);
 };
 
-#define MCGO_DISPATCH_COUNT 78
+#define MCGO_DISPATCH_COUNT 79
 
 #endif

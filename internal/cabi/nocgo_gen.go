@@ -15,3 +15,5 @@ func BackendName() string { return "none (built without cgo)" }
 func SetLog(int32, string) int32 { return CodeNoCgo }
 
 func UpstreamCommit() string { return "" }
+
+func ConnectForms() uint32 { return 0 }

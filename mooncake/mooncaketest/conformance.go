@@ -37,6 +37,7 @@ var conformanceTests = []struct {
 	{"Lifecycle", testLifecycle},
 	{"BackendInfo", testBackendInfo},
 	{"OpenRejectsBadConfig", testOpenRejectsBadConfig},
+	{"AddressForms", testAddressForms},
 	{"ClosedStore", testClosedStore},
 	{"PutGetCopy", testPutGetCopy},
 	{"AppendGet", testAppendGet},
@@ -141,6 +142,82 @@ func testOpenRejectsBadConfig(t *testing.T, c *Cluster) {
 			var me *mooncake.Error
 			require.ErrorAs(t, err, &me)
 			assert.Equal(t, mooncake.OpOpen, me.Op)
+		})
+	}
+}
+
+// deadAddress is 127.0.0.1 and a port nothing listens on.
+func deadAddress(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// testAddressForms: the master and metadata forms of an HA cluster are
+// checked alike on both engines. A form the backend was built without is
+// refused with ErrNotSupported (upstream would abort the process, or fail
+// late); one it has goes ahead: the embedded engine's masters and metadata
+// are names, so the store opens; the native backend finds nothing at the
+// address and fails with ErrRPCFail within the connect timeout.
+func testAddressForms(t *testing.T, c *Cluster) {
+	caps := mooncake.Backend().Capabilities
+	dead := deadAddress(t)
+	for _, tc := range []struct {
+		name string
+		has  bool
+		mod  func(*mooncake.Config)
+	}{
+		{"master etcd", caps.MasterEtcd, func(cfg *mooncake.Config) { cfg.MasterServerAddress = "etcd://" + dead }},
+		{"master redis", caps.MasterRedis, func(cfg *mooncake.Config) { cfg.MasterServerAddress = "redis://" + dead }},
+		{"metadata etcd", caps.MetadataEtcd, func(cfg *mooncake.Config) { cfg.MetadataServer = "etcd://" + dead }},
+		{"metadata etcd endpoints", caps.MetadataEtcd, func(cfg *mooncake.Config) { cfg.MetadataServer = dead + ";" + dead }},
+		{"metadata redis", caps.MetadataRedis, func(cfg *mooncake.Config) { cfg.MetadataServer = "redis://" + dead }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := c.Config(tc.mod)
+			cfg.ConnectTimeout = 2 * time.Second
+			st, err := mooncake.Open(cfg)
+			if st != nil {
+				defer st.Close()
+			}
+			switch {
+			case !tc.has:
+				isCode(t, err, mooncake.ErrNotSupported)
+				assert.Truef(t, err != nil && strings.Contains(err.Error(), "built without"), "%v: want it to name the missing build option", err)
+			case c.Native:
+				isCode(t, err, mooncake.ErrRPCFail)
+				assert.Truef(t, err != nil && strings.Contains(err.Error(), dead), "%v: want it to name %s", err, dead)
+			default:
+				assert.NoError(t, err)
+			}
+		})
+	}
+	for _, tc := range []struct{ name, master, metadata string }{
+		{"no etcd endpoint", "etcd://", ""},
+		{"etcd endpoint without a port", "etcd://127.0.0.1", ""},
+		{"redis port 0", "redis://127.0.0.1:0", ""},
+		{"redis password in the address", "redis://u:p@127.0.0.1:6379", ""},
+		{"unknown HA backend", "zk://127.0.0.1:2181", ""},
+		{"unknown metadata protocol", "", "ftp://127.0.0.1/metadata"},
+		{"metadata without a host", "", "http://"},
+		{"metadata etcd without endpoints", "", "etcd://;"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := mooncake.Open(c.Config(func(cfg *mooncake.Config) {
+				if tc.master != "" {
+					cfg.MasterServerAddress = tc.master
+				}
+				if tc.metadata != "" {
+					cfg.MetadataServer = tc.metadata
+				}
+			}))
+			if st != nil {
+				_ = st.Close()
+			}
+			isCode(t, err, mooncake.ErrInvalidParams)
+			assert.ErrorIs(t, err, mooncake.ErrInvalidConfig)
 		})
 	}
 }
@@ -1082,7 +1159,8 @@ func testSetupOptions(t *testing.T, c *Cluster) {
 		assert.Equal(t, setup, mooncake.Capabilities{Tenants: caps.Tenants, SSDOffload: caps.SSDOffload,
 			ClientHTTPServer: caps.ClientHTTPServer, NoFReplicas: caps.NoFReplicas}, "every setup option")
 	} else {
-		assert.Equal(t, mooncake.Capabilities{Sessions: true, MultiBufferUpsert: true, SoftPinActions: true, UnmountLocalDisk: true}, caps)
+		assert.Equal(t, mooncake.Capabilities{Sessions: true, MultiBufferUpsert: true, SoftPinActions: true, UnmountLocalDisk: true,
+			MasterEtcd: true, MasterRedis: true, MasterK8s: true, MetadataHTTP: true, MetadataEtcd: true, MetadataRedis: true}, caps)
 	}
 	tenant := func(name string) func(*mooncake.Config) {
 		return func(cfg *mooncake.Config) { cfg.TenantID = name }

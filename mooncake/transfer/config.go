@@ -3,10 +3,11 @@ package transfer
 import (
 	"fmt"
 	"net"
-	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mooncake-go/mooncake-go/internal/endpoints"
 )
 
 // maxSegmentName bounds a segment name: a DNS name is at most 253 bytes,
@@ -49,28 +50,7 @@ func segmentName(name string, needPort bool) (string, error) {
 
 // P2PHandshake is the metadata "server" of engines that reach each other
 // directly by segment name, with no metadata server.
-const P2PHandshake = "P2PHANDSHAKE"
-
-// checkMetadata checks the metadata server string: P2PHANDSHAKE, or an
-// http(s) URL with a host.
-func checkMetadata(m string) error {
-	if m == P2PHandshake {
-		return nil
-	}
-	if !strings.HasPrefix(m, "http://") && !strings.HasPrefix(m, "https://") {
-		return fmt.Errorf("metadata server %q: want http(s)://host[:port]/path or %s", m, P2PHandshake)
-	}
-	u, err := url.Parse(m)
-	if err != nil || u.Host == "" || u.Hostname() == "" {
-		return fmt.Errorf("metadata server %q: no host", m)
-	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.ParseUint(p, 10, 16); err != nil || n == 0 {
-			return fmt.Errorf("metadata server %q: port must be 1..65535", m)
-		}
-	}
-	return nil
-}
+const P2PHandshake = endpoints.P2PHandshake
 
 // check refuses what cannot be right in a Config before anything reaches
 // the engine, naming the field, and returns it with LocalServerName in the
@@ -82,7 +62,7 @@ func (cfg Config) check() (Config, error) {
 			return cfg, fmt.Errorf("%s %q contains NUL", f.name, f.v)
 		}
 	}
-	if err := checkMetadata(cfg.MetadataServer); err != nil {
+	if _, err := endpoints.Metadata(cfg.MetadataServer); err != nil {
 		return cfg, fmt.Errorf("MetadataServer: %w", err)
 	}
 	name, err := segmentName(cfg.LocalServerName, cfg.MetadataServer != P2PHandshake)

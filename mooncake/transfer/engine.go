@@ -10,6 +10,7 @@ import (
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/ctransfer"
+	"github.com/mooncake-go/mooncake-go/internal/endpoints"
 	"github.com/mooncake-go/mooncake-go/internal/memreg"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
@@ -19,8 +20,13 @@ import (
 type Config struct {
 	// MetadataServer is where engines publish and find each other's
 	// segments: "http://127.0.0.1:8080/metadata" (the master's HTTP
-	// metadata server), "https://...", or "P2PHANDSHAKE" (peers are
-	// reached directly by name). The embedded backend's engines meet
+	// metadata server), "https://...", "etcd://h1:2379;h2:2379" (or the
+	// endpoints alone, as upstream reads them), "redis://host:6379"
+	// (credentials in MC_REDIS_USERNAME, MC_REDIS_PASSWORD,
+	// MC_REDIS_DB_INDEX), or "P2PHANDSHAKE" (peers are reached directly by
+	// name). A native backend whose upstream was built without the form's
+	// backend refuses it with ErrNotImplemented (mooncake.Backend's
+	// Capabilities list what it has). The embedded backend's engines meet
 	// when their strings are equal.
 	MetadataServer string
 	// LocalServerName is this engine's segment name, "host:port", the
@@ -82,6 +88,11 @@ func Open(cfg Config) (*Engine, error) {
 	cfg, err := cfg.check()
 	if err != nil {
 		return nil, &Error{Op: OpOpen, Code: ErrInvalidArgument, Err: err}
+	}
+	md, _ := endpoints.Metadata(cfg.MetadataServer) // check parsed it
+	if err := cabi.CheckForm(md, false); err != nil {
+		// Upstream built without this metadata backend aborts the process.
+		return nil, &Error{Op: OpOpen, Code: ErrNotImplemented, Err: fmt.Errorf("MetadataServer %s: %w", cfg.MetadataServer, err)}
 	}
 	protocol := cfg.Protocol
 	if protocol == "" {

@@ -13,6 +13,10 @@ extern "C" {
 uint32_t mcgo_abi_version(void) { return MCGO_ABI_VERSION; }
 const char *mcgo_backend_name(void) { return "embedded"; }
 const char *mcgo_upstream_commit(void) { return ""; }
+uint32_t mcgo_connect_forms(void) {
+  return MCGO_CONNECT_MASTER_ETCD | MCGO_CONNECT_MASTER_REDIS | MCGO_CONNECT_MASTER_K8S |
+         MCGO_CONNECT_METADATA_HTTP | MCGO_CONNECT_METADATA_ETCD | MCGO_CONNECT_METADATA_REDIS;
+}
 
 // The embedded engine writes no log: it refuses what the native backend
 // refuses, and records the directory choice the same way.

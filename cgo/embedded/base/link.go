@@ -10,7 +10,7 @@ package base
 #cgo CFLAGS: -I${SRCDIR}/../../include
 #cgo CXXFLAGS: -std=c++17 -O2 -I${SRCDIR}/../.. -I${SRCDIR}/../../include
 #include "mcgo/common.h"
-#if MCGO_ABI_VERSION != 7
+#if MCGO_ABI_VERSION != 8
 #error "cgo/include/mcgo/common.h changed its ABI version: update this check and internal/cabi (abi.go, identity.go)"
 #endif
 */

@@ -42,7 +42,7 @@ extern "C" {
  * copy of the number at run time, so a backend built from older headers (a
  * stale native library, or a stale object in Go's build cache) is refused
  * with a clear error instead of misbehaving. */
-#define MCGO_ABI_VERSION 7
+#define MCGO_ABI_VERSION 8
 
 /* The ABI version the linked backend implements. */
 uint32_t mcgo_abi_version(void);
@@ -51,6 +51,25 @@ const char *mcgo_backend_name(void);
 /* Upstream Mooncake commit the native backend was built against; "" for the
  * embedded backend. Static string. */
 const char *mcgo_upstream_commit(void);
+
+/* The address forms this backend can connect through (ABI 8), besides one
+ * master at host:port and P2PHANDSHAKE, which every backend has: the HA
+ * backends a store client can find its master's leader through
+ * (master_server_address "etcd://...", "redis://...", "k8s://..."), and the
+ * metadata services a transfer engine can keep its segments in
+ * ("http(s)://...", "etcd://..." or bare endpoints, "redis://..."). The
+ * native backend has those upstream was built with (STORE_USE_ETCD,
+ * STORE_USE_REDIS, STORE_USE_K8S_LEASE, USE_HTTP, USE_ETCD, USE_REDIS);
+ * upstream aborts the process (LOG(FATAL)) on a metadata form it lacks, so
+ * the Go side refuses one before it gets there. The embedded engine, whose
+ * masters and metadata are names, has them all. */
+#define MCGO_CONNECT_MASTER_ETCD 1u
+#define MCGO_CONNECT_MASTER_REDIS 2u
+#define MCGO_CONNECT_MASTER_K8S 4u
+#define MCGO_CONNECT_METADATA_HTTP 8u
+#define MCGO_CONNECT_METADATA_ETCD 16u
+#define MCGO_CONNECT_METADATA_REDIS 32u
+uint32_t mcgo_connect_forms(void);
 
 /* Upstream's logging (glog), which is process-wide. min_level is the least
  * severity written: 0 INFO, 1 WARNING, 2 ERROR, 3 FATAL; -1 leaves it.

@@ -7,6 +7,7 @@
 #include <shared_mutex>
 #include <string>
 
+#include "common/transfer_args.h"
 #include "native/store/call.h"
 
 using namespace mcgo::native::store;  // NOLINT: the store part's frame (call.h)
@@ -32,6 +33,16 @@ int32_t SetupOn(mcgo_store *s, const mcgo_store_config *cfg, mcgo_te *te,
       return fail(MCGO_INVALID_PARAMS, "master_server_address is empty");
     }
     std::string host = str(cfg->local_hostname), meta = str(cfg->metadata_server);
+    if (std::string why; te == nullptr || !meta.empty()) {
+      switch (mcgo::args::CheckMetadata(meta, &why)) {
+        case mcgo::args::MetadataCheck::kOk:
+          break;
+        case mcgo::args::MetadataCheck::kUnknown:
+          return fail(MCGO_INVALID_PARAMS, why);
+        case mcgo::args::MetadataCheck::kNotBuilt:
+          return fail(MCGO_NOT_SUPPORTED, why);
+      }
+    }
     std::shared_ptr<mooncake::TransferEngine> engine;
     if (te != nullptr) {
       std::string name, metadata;

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mooncake-go/mooncake-go/internal/fill"
+	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 )
@@ -27,6 +28,7 @@ var cases = []struct {
 }{
 	{"Lifecycle", testLifecycle},
 	{"OpenRefusesBadConfig", testOpenRefusesBadConfig},
+	{"MetadataForms", testMetadataForms},
 	{"Registration", testRegistration},
 	{"Segments", testSegments},
 	{"WriteThenRead", testWriteThenRead},
@@ -122,7 +124,9 @@ func testLifecycle(t *testing.T, env *Env) {
 
 func testOpenRefusesBadConfig(t *testing.T, env *Env) {
 	for name, cfg := range map[string]transfer.Config{
-		"etcd metadata":  {MetadataServer: "127.0.0.1:2379", LocalServerName: env.Name()},
+		"ftp metadata":   {MetadataServer: "ftp://127.0.0.1/metadata", LocalServerName: env.Name()},
+		"etcd no port":   {MetadataServer: "etcd://127.0.0.1", LocalServerName: env.Name()},
+		"redis no host":  {MetadataServer: "redis://", LocalServerName: env.Name()},
 		"no metadata":    {LocalServerName: env.Name()},
 		"no name":        {MetadataServer: env.Metadata},
 		"NUL in name":    {MetadataServer: env.Metadata, LocalServerName: "127.0.0.1\x00:1"},
@@ -136,6 +140,41 @@ func testOpenRefusesBadConfig(t *testing.T, env *Env) {
 			continue
 		}
 		isCode(t, err, transfer.ErrInvalidArgument, name)
+	}
+}
+
+// testMetadataForms: the etcd and Redis metadata forms are refused with
+// ErrNotImplemented by a backend built without them (upstream aborts the
+// process on one); the embedded engine has them all (its metadata are
+// names). A native backend that has them is tested against live servers
+// (docs/ha.md).
+func testMetadataForms(t *testing.T, env *Env) {
+	caps := mooncake.Backend().Capabilities
+	for _, tc := range []struct {
+		name, metadata string
+		has            bool
+	}{
+		{"etcd", "etcd://127.0.0.1:2379", caps.MetadataEtcd},
+		{"etcd endpoints", "127.0.0.1:2379;127.0.0.1:2380", caps.MetadataEtcd},
+		{"redis", "redis://127.0.0.1:6379", caps.MetadataRedis},
+		{"http", "http://127.0.0.1:8080/metadata", caps.MetadataHTTP},
+	} {
+		if tc.has && env.Native {
+			continue
+		}
+		e, err := transfer.Open(transfer.Config{MetadataServer: tc.metadata, LocalServerName: env.Name(), Protocol: env.Protocol})
+		if tc.has {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			} else if err := e.Close(); err != nil {
+				t.Errorf("%s: Close: %v", tc.name, err)
+			}
+			continue
+		}
+		if e != nil {
+			_ = e.Close()
+		}
+		isCode(t, err, transfer.ErrNotImplemented, tc.name)
 	}
 }
 
