@@ -204,8 +204,8 @@ func backendCapabilities() Capabilities {
 		MultiBufferUpsert: has(cstore.CapMultiBufferUpsert), SoftPinActions: has(cstore.CapSoftPinActions),
 		UnmountLocalDisk: has(cstore.CapUnmountLocalDisk),
 		MasterEtcd:       forms&cabi.ConnectMasterEtcd != 0, MasterRedis: forms&cabi.ConnectMasterRedis != 0,
-		MasterK8s:        forms&cabi.ConnectMasterK8s != 0, MetadataHTTP: forms&cabi.ConnectMetadataHTTP != 0,
-		MetadataEtcd:     forms&cabi.ConnectMetadataEtcd != 0, MetadataRedis: forms&cabi.ConnectMetadataRedis != 0,
+		MasterK8s: forms&cabi.ConnectMasterK8s != 0, MetadataHTTP: forms&cabi.ConnectMetadataHTTP != 0,
+		MetadataEtcd: forms&cabi.ConnectMetadataEtcd != 0, MetadataRedis: forms&cabi.ConnectMetadataRedis != 0,
 	}
 }
 
