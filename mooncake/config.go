@@ -48,6 +48,14 @@ type Config struct {
 	// the embedded engine it names an in-process cluster: stores opened
 	// with the same address share objects.
 	MasterServerAddress string `json:"master_server_address"`
+	// ClusterID names the HA master group whose leader an HA
+	// MasterServerAddress finds: its masters' --cluster_id. Upstream's
+	// client reads it from the environment (MC_STORE_CLUSTER_ID, default
+	// "mooncake_cluster"), so it is process-wide: Open sets
+	// MC_STORE_CLUSTER_ID when it is unset, and refuses (ErrInvalidConfig)
+	// a ClusterID other than the one the process has. "" keeps the
+	// process's. Only an HA master address reads it.
+	ClusterID string `json:"cluster_id"`
 	// LogLevel is the least severity upstream's client writes to its log
 	// (glog): "info", "warning", "error" or "fatal", in any case; "" keeps
 	// upstream's (info, or env MC_LOG_LEVEL). glog is process-wide: the
@@ -55,7 +63,7 @@ type Config struct {
 	// process. Upstream takes the level of its first engine only from the
 	// environment, so Open sets MC_LOG_LEVEL in the process environment
 	// when it is unset and LogLevel is info, warning or error: the one
-	// change the binding makes to the environment.
+	// change the binding makes to the environment besides ClusterID's.
 	LogLevel string `json:"log_level"`
 	// LogDir sends upstream's log to files in this directory instead of
 	// stderr (ERROR and above still reach stderr); "" keeps stderr, or
@@ -332,7 +340,7 @@ func (c Config) Validate() error {
 	for _, f := range []struct{ name, v string }{
 		{"local_hostname", c.LocalHostname}, {"metadata_server", c.MetadataServer}, {"protocol", c.Protocol},
 		{"device_name", c.DeviceName}, {"master_server_address", c.MasterServerAddress}, {"log_dir", c.LogDir},
-		{"tenant_id", c.TenantID}, {"ssd_offload_path", c.SSDOffloadPath},
+		{"tenant_id", c.TenantID}, {"ssd_offload_path", c.SSDOffloadPath}, {"cluster_id", c.ClusterID},
 	} {
 		if strings.IndexByte(f.v, 0) >= 0 {
 			return sentinelf(ErrInvalidConfig, "%s %q contains a NUL byte", f.name, f.v)

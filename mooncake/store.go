@@ -212,6 +212,11 @@ func checkAddresses(cfg Config, metadata bool) error {
 	if err := cabi.CheckForm(m, true); err != nil {
 		return &Error{Op: OpOpen, Code: ErrNotSupported, Err: fmt.Errorf("master %s: %w", cfg.MasterServerAddress, err)}
 	}
+	if m.Kind != endpoints.Direct {
+		if err := chooseClusterID(cfg.ClusterID); err != nil {
+			return &Error{Op: OpOpen, Code: ErrInvalidParams, Err: err}
+		}
+	}
 	if err := cabi.CheckForm(md, false); err != nil {
 		return &Error{Op: OpOpen, Code: ErrNotSupported, Err: fmt.Errorf("metadata server %s: %w", cfg.MetadataServer, err)}
 	}
@@ -238,6 +243,31 @@ func checkAddresses(cfg Config, metadata bool) error {
 	return nil
 }
 
+// envClusterID is where upstream's HA client reads the master group's
+// cluster id (EtcdLeaderCoordinator and RedisLeaderCoordinator
+// ResolveClusterNamespace).
+const envClusterID = "MC_STORE_CLUSTER_ID"
+
+var clusterIDMu sync.Mutex
+
+// chooseClusterID makes the process's cluster id id (see Config.ClusterID):
+// "" keeps it, an unset one is set, another one is refused.
+func chooseClusterID(id string) error {
+	if id == "" {
+		return nil
+	}
+	clusterIDMu.Lock()
+	defer clusterIDMu.Unlock()
+	switch cur := os.Getenv(envClusterID); cur {
+	case id:
+		return nil
+	case "":
+		return os.Setenv(envClusterID, id)
+	default:
+		return sentinelf(ErrInvalidConfig, "cluster_id %q: this process's HA clients use %q (%s; upstream reads it from the environment, so it is one per process)", id, cur, envClusterID)
+	}
+}
+
 // probeTCP dials what's RPC port at addr: ErrRPCFail when nothing answers
 // within timeout.
 func probeTCP(op Op, what, addr string, timeout time.Duration) error {
@@ -252,8 +282,8 @@ func setLog(level int32, dir string) error {
 	if level < 0 && dir == "" {
 		return nil
 	}
-	// The one place the binding changes the process environment (see
-	// Config.LogLevel): upstream reads MC_LOG_LEVEL once, when the
+	// One of the two places the binding changes the process environment
+	// (see Config.LogLevel; the other is chooseClusterID): upstream reads MC_LOG_LEVEL once, when the
 	// process's first engine starts, and sets glog's level from it, and
 	// has no other way to be told; so that the first setup's own lines
 	// follow the level too, it is set when the user has not set it

@@ -28,6 +28,11 @@ type Options struct {
 	Ports   []int         // rpc, http, metrics; nil = free ports
 	Quiet   bool          // do not print the start and stop lines
 	LogName string        // log file name (default master-<rpc>.log)
+	// HA, when set, starts the master as a member of an HA group: no HTTP
+	// metadata server (clients of an HA cluster use P2PHANDSHAKE, etcd or
+	// Redis metadata), ready when its admin port answers, serving RPC only
+	// while it leads.
+	HA *HA
 }
 
 // Master is one running mooncake_master.
@@ -46,6 +51,13 @@ type Master struct {
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when the process has exited
 	exitErr error         // its Wait error, once done is closed
+}
+
+// HA is an HA master group's election backend.
+type HA struct {
+	Backend    string // "etcd" or "redis"
+	Connstring string // etcd endpoints ("127.0.0.1:2379;..."), or Redis host:port
+	ClusterID  string // --cluster_id; clients need the same (mooncake.Config.ClusterID)
 }
 
 // Start starts a master and waits until its RPC port and metadata server
@@ -93,11 +105,23 @@ func (m *Master) start() error {
 	args := []string{
 		"--rpc_address=127.0.0.1",
 		"--rpc_port=" + strconv.Itoa(m.ports[0]),
-		"--enable_http_metadata_server=true",
-		"--http_metadata_server_host=127.0.0.1",
-		"--http_metadata_server_port=" + strconv.Itoa(m.ports[1]),
 		"--metrics_port=" + strconv.Itoa(m.ports[2]),
 		"--logtostderr=true",
+	}
+	if ha := m.opts.HA; ha != nil {
+		args = append(args, "--enable_ha=true", "--ha_backend_type="+ha.Backend,
+			"--ha_backend_connstring="+ha.Connstring, "--cluster_id="+ha.ClusterID)
+		if ha.Backend == "etcd" {
+			// At the pinned commit a master promotes itself only with a
+			// standby capability (oplog or snapshot restore): without one,
+			// upstream's NoopStandbyController refuses every promotion
+			// (fixed upstream by kvcache-ai/Mooncake#3566, after the pin).
+			args = append(args, "--etcd_endpoints="+ha.Connstring, "--enable_oplog=true")
+		}
+	} else {
+		args = append(args, "--enable_http_metadata_server=true",
+			"--http_metadata_server_host=127.0.0.1",
+			"--http_metadata_server_port="+strconv.Itoa(m.ports[1]))
 	}
 	if m.metricsHost {
 		args = append(args, "--metrics_host=127.0.0.1")
@@ -337,6 +361,12 @@ func (m *Master) waitReady() error {
 	deadline := time.Now().Add(m.opts.Wait)
 	client := &http.Client{Timeout: 2 * time.Second}
 	url := fmt.Sprintf("http://127.0.0.1:%d/metadata?key=mcgo_probe", m.ports[1])
+	addr := m.Addr()
+	if m.opts.HA != nil {
+		// A member of an HA group serves RPC only while it leads; its
+		// admin server answers from the start.
+		url, addr = m.AdminURL()+"/metrics", fmt.Sprintf("127.0.0.1:%d", m.ports[2])
+	}
 	exited := m.Exited()
 	for {
 		select {
@@ -344,7 +374,7 @@ func (m *Master) waitReady() error {
 			return fmt.Errorf("mooncake_master exited during start-up: %v", m.ExitErr())
 		default:
 		}
-		c, err := net.DialTimeout("tcp", m.Addr(), time.Second)
+		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
 			resp, herr := client.Get(url)
@@ -358,5 +388,35 @@ func (m *Master) waitReady() error {
 			return fmt.Errorf("mooncake_master not ready after %s: %v", m.opts.Wait, err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Serving reports whether the master's RPC port accepts connections: in an
+// HA group, whether it is the leader.
+func (m *Master) Serving() bool {
+	if m.PID() == 0 {
+		return false
+	}
+	c, err := net.DialTimeout("tcp", m.Addr(), 500*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// WaitLeader waits until one master of an HA group serves, and returns it.
+func WaitLeader(ms []*Master, wait time.Duration) (*Master, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		for _, m := range ms {
+			if m.Serving() {
+				return m, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("testcluster: no master of the HA group serves after %v", wait)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

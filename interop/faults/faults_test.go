@@ -72,7 +72,9 @@ type worker struct {
 }
 
 type result struct {
+	at   time.Time // when the call started
 	took time.Duration
+	put  bool
 	err  error
 }
 
@@ -125,7 +127,7 @@ func (w *worker) run(stop <-chan struct{}, fault *atomic.Int64) {
 			}
 			if faulted {
 				w.mu.Lock()
-				w.after = append(w.after, result{took, err})
+				w.after = append(w.after, result{at: t0, took: took, put: put, err: err})
 				w.mu.Unlock()
 			}
 			if err != nil {

@@ -1,0 +1,191 @@
+//go:build cgo
+
+package faults
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mooncake-go/mooncake-go/internal/testcluster"
+	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
+)
+
+// requireHA skips a test of an HA cluster on backend ("etcd" or "redis")
+// when the native library's upstream was built without it or its server
+// is not installed; with MCGO_REQUIRE_HA=1 (make chaos-ha) that fails.
+func requireHA(t *testing.T, backend string) {
+	t.Helper()
+	mooncaketest.RequireNative(t)
+	caps := mooncake.Backend().Capabilities
+	has := map[string]bool{"etcd": caps.MasterEtcd, "redis": caps.MasterRedis}[backend]
+	why := ""
+	if !has {
+		why = fmt.Sprintf("the native library's upstream was built without the %s HA backend (Capabilities: %v)", backend, caps)
+	}
+	if why != "" {
+		if os.Getenv("MCGO_REQUIRE_HA") == "1" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+}
+
+// startServer starts etcd or Redis for the test, or skips (fails with
+// MCGO_REQUIRE_HA=1) when it is not installed.
+func startServer(t *testing.T, start func(dir string) (*testcluster.Server, error)) *testcluster.Server {
+	t.Helper()
+	s, err := start(t.TempDir())
+	if err != nil {
+		if os.Getenv("MCGO_REQUIRE_HA") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// startHAGroup starts n masters electing their leader through ha and
+// waits until one serves.
+func startHAGroup(t *testing.T, ha *testcluster.HA, n int) ([]*testcluster.Master, *testcluster.Master) {
+	t.Helper()
+	var ms []*testcluster.Master
+	for i := 0; i < n; i++ {
+		ms = append(ms, startMaster(t, testcluster.Options{HA: ha, LogName: fmt.Sprintf("ha-%s-%d.log", ha.ClusterID, i)}))
+	}
+	leader, err := testcluster.WaitLeader(ms, haElectBound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms, leader
+}
+
+func haConfig(ha *testcluster.HA, master string) mooncake.Config {
+	return mooncake.Config{
+		LocalHostname: "127.0.0.1", MetadataServer: "P2PHANDSHAKE", GlobalSegmentSize: 64 << 20,
+		LocalBufferSize: 16 << 20, Protocol: "tcp", MasterServerAddress: master, ClusterID: ha.ClusterID,
+	}
+}
+
+// TestHALeaderKilled: two masters elect a leader through etcd (oplog on),
+// four clients opened on etcd:// do batch puts and gets; the leader is
+// SIGKILLed. Every call returns within a bound, no read returns wrong
+// bytes, the clients follow the new leader (the time from the kill to the
+// first successful put and get is measured), and what became of the
+// objects put before the failover is counted.
+func TestHALeaderKilled(t *testing.T) {
+	requireHA(t, "etcd")
+	etcd := startServer(t, testcluster.StartEtcd)
+	// The cluster id is process-wide (Config.ClusterID), so every HA test
+	// of this process uses the same one, each on its own etcd.
+	ha := &testcluster.HA{Backend: "etcd", Connstring: etcd.Addr(), ClusterID: haClusterID}
+	ms, leader := startHAGroup(t, ha, 2)
+	cfg := haConfig(ha, "etcd://"+etcd.Addr())
+
+	pre := openWorkers(t, cfg, 1)[0]
+	const preKeys = 64
+	for i := 0; i < preKeys; i++ {
+		if err := pre.st.Put(fmt.Sprintf("ha/pre/%d", i), bytes.Repeat([]byte{byte(i)}, 1024)); err != nil {
+			t.Fatalf("put before the failover: %v", err)
+		}
+	}
+	workers := openWorkers(t, cfg, 4)
+	var fault atomic.Int64
+	stop := runWorkers(workers, &fault)
+	t.Cleanup(stop)
+	time.Sleep(2 * time.Second)
+	leader.Kill()
+	killed := time.Now()
+	fault.Store(1)
+
+	// Wait until every worker has put and got successfully since the kill.
+	firstPut, firstGet := map[int]time.Duration{}, map[int]time.Duration{}
+	deadline := killed.Add(haRecoverBound)
+	for time.Now().Before(deadline) && (len(firstPut) < len(workers) || len(firstGet) < len(workers)) {
+		time.Sleep(200 * time.Millisecond)
+		for _, w := range workers {
+			w.mu.Lock()
+			for _, r := range w.after {
+				if r.err != nil {
+					continue
+				}
+				d := r.at.Add(r.took).Sub(killed)
+				if _, ok := firstPut[w.id]; r.put && !ok {
+					firstPut[w.id] = d
+				}
+				if _, ok := firstGet[w.id]; !r.put && !ok {
+					firstGet[w.id] = d
+				}
+			}
+			w.mu.Unlock()
+		}
+	}
+	time.Sleep(time.Second)
+	stop()
+	var worst time.Duration
+	failed := 0
+	for _, w := range workers {
+		for _, r := range w.after {
+			worst = max(worst, r.took)
+			if r.err != nil {
+				failed++
+				if errCode(r.err) == 0 {
+					t.Errorf("worker %d: a call after the kill returned %v, want a typed error", w.id, r.err)
+				}
+			}
+		}
+		if c := w.corrupt.Load(); c != 0 {
+			t.Errorf("worker %d: %d reads returned other bytes than written", w.id, c)
+		}
+		if _, ok := firstPut[w.id]; !ok {
+			t.Errorf("worker %d: no successful put within %v of the kill", w.id, haRecoverBound)
+		}
+		if _, ok := firstGet[w.id]; !ok {
+			t.Errorf("worker %d: no successful get within %v of the kill", w.id, haRecoverBound)
+		}
+	}
+	if worst > haCallBound {
+		t.Errorf("a call after the kill took %v, more than %v", worst, haCallBound)
+	}
+	var newLeader *testcluster.Master
+	for _, m := range ms {
+		if m != leader && m.Serving() {
+			newLeader = m
+		}
+	}
+	if newLeader == nil {
+		t.Errorf("no other master serves after the kill")
+	}
+	// The objects put before the failover.
+	intact, lost := 0, 0
+	for i := 0; i < preKeys; i++ {
+		v, err := pre.st.Get(fmt.Sprintf("ha/pre/%d", i))
+		switch {
+		case err == nil && bytes.Equal(v, bytes.Repeat([]byte{byte(i)}, 1024)):
+			intact++
+		case err == nil:
+			t.Errorf("ha/pre/%d: other bytes after the failover", i)
+		default:
+			lost++
+		}
+	}
+	t.Logf("leader killed: %d calls failed after it (typed), the slowest call took %v; first successful put %v, get %v after the kill (per worker); "+
+		"objects put before: %d of %d intact, %d not found", failed, worst.Round(time.Millisecond),
+		firstPut, firstGet, intact, preKeys, lost)
+}
+
+// haClusterID is the one cluster id of this test process's HA clients.
+const haClusterID = "mcgo-faults"
+
+// Bounds measured on a 2-vCPU VM against upstream 3b5a5941 built with the
+// release options (docs/ha.md), with room.
+const (
+	haElectBound   = 60 * time.Second // the first leader of a new group
+	haCallBound    = 30 * time.Second // one call while the leader is gone
+	haRecoverBound = 60 * time.Second // from the kill to every client's first success
+)
