@@ -19,7 +19,8 @@
 #   make native      MOONCAKE_PREFIX=/path/to/Mooncake   build build/native/libmcgo_native.so
 #   make test-native MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=<dir with mooncake/>]
 #                    conformance + hostcache end-to-end + Python interop
-#                    on a loopback cluster
+#                    on a loopback cluster; fault tests; HA tests when upstream
+#                    was built with etcd (make chaos-ha: docs/ha.md)
 #   make container-check MOONCAKE_PREFIX=...  the container recipe (docs/container.md)
 #   make demo-native MOONCAKE_PREFIX=...   the demos on a loopback cluster
 #                    (prefill -> decode between two processes over TCP)
@@ -37,7 +38,7 @@ PKGS      := ./...
 MCGO_HEADERS := $(shell cat cgo/include/mcgo/*.h cgo/common/*.h cgo/embedded/base/*.h | cksum | cut -d' ' -f1)
 export CGO_CPPFLAGS += -DMCGO_HEADERS_DIGEST=$(MCGO_HEADERS)
 
-.PHONY: native test-native chaos-native soak-native demo-native require-mooncake container-check
+.PHONY: native test-native chaos-native chaos-ha soak-native demo-native require-mooncake container-check
 .PHONY: all demo test deps check lint go-test go-test-race go-test-cgocheck2 go-test-nocgo \
         cpp-test cpp-test-asan cpp-test-tsan bench fuzz clean vuln
 
@@ -174,6 +175,9 @@ test-native: native
 	  $(GO) test -count=1 -p 1 $(NATIVE_SKIP) $(NATIVE_TEST_FLAGS) ./internal/codes/... ./internal/cabi/... ./mooncake/... ./hostcache/... ./interop/ ./cmd/mooncake-pd/...
 	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- $(GO) test -count=1 -run '^TestTE' $(NATIVE_TEST_FLAGS) ./cmd/mcbench/
 	$(MAKE) --no-print-directory chaos-native
+	@if grep -q "STORE_USE_ETCD=ON" $(NATIVE_DIR).configure.log; then \
+	  $(MAKE) --no-print-directory chaos-ha; \
+	else echo "test-native: no HA tests (this upstream was built without STORE_USE_ETCD: docs/ha.md)"; fi
 	@if [ -n "$(MOONCAKE_PYTHONPATH)" ]; then \
 	  $(MAKE) --no-print-directory soak-native SOAK_DURATION=75s SOAK_RESTART=20s SOAK_REPORT=; \
 	else echo "test-native: no short soak (it needs upstream's Python client: MOONCAKE_PYTHONPATH)"; fi
@@ -181,7 +185,15 @@ test-native: native
 # Fault tests: each starts its own master (internal/testcluster) and kills,
 # restarts or cuts off part of the cluster by PID (docs/faults.md).
 chaos-native: native
-	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 $(GO) test -count=1 $(NATIVE_TEST_FLAGS) ./interop/faults/
+	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 $(GO) test -count=1 -skip '$(HA_TESTS)' $(NATIVE_TEST_FLAGS) ./interop/faults/
+
+# The HA fault tests (docs/ha.md): an HA master group on etcd and transfer
+# engines on etcd metadata, each with its own etcd server (etcd on PATH, or
+# MCGO_ETCD_BIN) on loopback. They need an upstream built with
+# STORE_USE_ETCD and USE_ETCD; test-native runs them when it was.
+HA_TESTS := ^(TestHA|TestEngineEtcd)
+chaos-ha: native
+	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_REQUIRE_HA=1 $(GO) test -count=1 -run '$(HA_TESTS)' $(NATIVE_TEST_FLAGS) ./interop/faults/
 
 # The soak: a Go client, a Go client process and upstream's Python client on
 # one loopback master for SOAK_DURATION, one client process restarted every

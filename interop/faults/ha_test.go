@@ -4,6 +4,8 @@ package faults
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -12,7 +14,9 @@ import (
 
 	"github.com/mooncake-go/mooncake-go/internal/testcluster"
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
+	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 )
 
 // requireHA skips a test of an HA cluster on backend ("etcd" or "redis")
@@ -189,3 +193,146 @@ const (
 	haCallBound    = 30 * time.Second // one call while the leader is gone
 	haRecoverBound = 60 * time.Second // from the kill to every client's first success
 )
+
+// requireMetadata skips a test of the transfer engine on backend's
+// metadata ("etcd", "redis") as requireHA does.
+func requireMetadata(t *testing.T, backend string) {
+	t.Helper()
+	mooncaketest.RequireNative(t)
+	caps := mooncake.Backend().Capabilities
+	if has := map[string]bool{"etcd": caps.MetadataEtcd, "redis": caps.MetadataRedis}[backend]; !has {
+		why := fmt.Sprintf("the native library's upstream was built without %s metadata (Capabilities: %v)", backend, caps)
+		if os.Getenv("MCGO_REQUIRE_HA") == "1" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+}
+
+// openEngine opens a transfer engine on metadata with 1 MiB registered.
+func openEngine(t *testing.T, metadata string) (*transfer.Engine, *hostmem.Memory) {
+	t.Helper()
+	e, mem, err := tryOpenEngine(t, metadata)
+	if err != nil {
+		t.Fatalf("open an engine on %s: %v", metadata, err)
+	}
+	return e, mem
+}
+
+func tryOpenEngine(t *testing.T, metadata string) (*transfer.Engine, *hostmem.Memory, error) {
+	t.Helper()
+	ports, err := testcluster.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := transfer.Open(transfer.Config{MetadataServer: metadata, LocalServerName: fmt.Sprintf("127.0.0.1:%d", ports[0]), Protocol: "tcp"})
+	if err != nil {
+		return nil, nil, err
+	}
+	mem, err := hostmem.Alloc(1<<20, hostmem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.RegisterMemory(mem); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(); _ = mem.Free() })
+	return e, mem, nil
+}
+
+// roundTrip writes 4 KiB of fill into b's memory from a and reads it back.
+func roundTrip(a *transfer.Engine, am *hostmem.Memory, seg *transfer.Segment, fill byte) error {
+	bufs, err := seg.Buffers(nil)
+	if err != nil {
+		return err
+	}
+	src := am.Bytes()[:4096]
+	for i := range src {
+		src[i] = fill
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.Write(ctx, seg, am.Addr(), bufs[0].Addr, 4096); err != nil {
+		return err
+	}
+	dst := am.Bytes()[4096:8192]
+	clear(dst)
+	if err := a.Read(ctx, seg, am.Addr()+4096, bufs[0].Addr, 4096); err != nil {
+		return err
+	}
+	if !bytes.Equal(src, dst) {
+		return errors.New("read back other bytes than written")
+	}
+	return nil
+}
+
+// TestEngineEtcdMetadata: transfer engines find each other through etcd
+// metadata (etcd:// and the bare endpoints upstream also reads as etcd).
+// With etcd down, transfers even to a segment opened before fail (upstream's
+// TCP transport looks the peer's RPC address up in the metadata on every
+// transfer), typed and within a bound, and so does opening a segment; after
+// etcd restarts, a new engine opens and is found again within a bound.
+func TestEngineEtcdMetadata(t *testing.T) {
+	requireMetadata(t, "etcd")
+	etcd := startServer(t, testcluster.StartEtcd)
+	for _, meta := range []string{"etcd://" + etcd.Addr(), etcd.Addr()} {
+		a, am := openEngine(t, meta)
+		b, _ := openEngine(t, meta)
+		seg, err := a.OpenSegment(b.SegmentName())
+		if err != nil {
+			t.Fatalf("%s: open the peer's segment: %v", meta, err)
+		}
+		if err := roundTrip(a, am, seg, 7); err != nil {
+			t.Fatalf("%s: %v", meta, err)
+		}
+	}
+	a, am := openEngine(t, "etcd://"+etcd.Addr())
+	b, _ := openEngine(t, "etcd://"+etcd.Addr())
+	seg, err := a.OpenSegment(b.SegmentName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcd.Kill()
+	t0 := time.Now()
+	err = roundTrip(a, am, seg, 8)
+	took := time.Since(t0)
+	t.Logf("a transfer to an opened segment with etcd down: %v after %v", err, took.Round(time.Millisecond))
+	if !errors.Is(err, transfer.ErrTaskFailed) || took > metadataDownBound {
+		t.Errorf("a transfer with etcd down: %v after %v, want ErrTaskFailed within %v", err, took, metadataDownBound)
+	}
+	t0 = time.Now()
+	_, err = a.OpenSegment("127.0.0.1:1")
+	took = time.Since(t0)
+	t.Logf("OpenSegment of an unknown peer with etcd down: %v after %v", err, took.Round(time.Millisecond))
+	if !errors.Is(err, transfer.ErrMetadata) {
+		t.Errorf("OpenSegment of an unknown peer with etcd down: %v, want ErrMetadata", err)
+	}
+	if took > metadataDownBound {
+		t.Errorf("OpenSegment with etcd down took %v, more than %v", took, metadataDownBound)
+	}
+	if err := etcd.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	// The process's etcd client (upstream's, one per process) reconnects
+	// with a back-off: the first calls after the restart may still fail.
+	t0 = time.Now()
+	var c *transfer.Engine
+	for {
+		if c, _, err = tryOpenEngine(t, "etcd://"+etcd.Addr()); err == nil {
+			seg, err = a.OpenSegment(c.SegmentName())
+		}
+		if err == nil || time.Since(t0) > metadataDownBound {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("a new engine after etcd restarted: %v", err)
+	}
+	t.Logf("after etcd restarted, a new engine opened and was found in %v", time.Since(t0).Round(time.Millisecond))
+	if err := roundTrip(a, am, seg, 9); err != nil {
+		t.Errorf("after etcd restarted: %v", err)
+	}
+}
+
+const metadataDownBound = 30 * time.Second
