@@ -56,6 +56,9 @@ type conn struct {
 	// poolUsed the bytes its AllocFromMemPool handed out (under memMu).
 	dummy    *DummyConfig
 	poolUsed uint64
+	// release lets go of the process-wide etcd clients the store uses
+	// (cabi.HoldEtcd); nil when none.
+	release func()
 }
 
 // Open creates a client and connects it to the master in cfg. With the
@@ -102,9 +105,16 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 		return nil, &Error{Op: OpOpen, Err: err}
 	}
 	// On the caller's engine the metadata connection is already made.
-	if err := checkAddresses(cfg, engine == nil); err != nil {
+	release, err := checkAddresses(cfg, engine == nil)
+	if err != nil {
 		return nil, err
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			release()
+		}
+	}()
 	level, _ := cfg.logLevel()
 	if err := setLog(level, cfg.LogDir); err != nil {
 		return nil, err
@@ -158,7 +168,8 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 		h.Destroy()
 		return nil, err
 	}
-	s := &Store{conn: &conn{handle: h, cfg: cfg, stats: newStatsTable()}}
+	ok = true
+	s := &Store{conn: &conn{handle: h, cfg: cfg, stats: newStatsTable(), release: release}}
 	s.setReplicate(ReplicateConfig{})
 	return s, nil
 }
@@ -184,11 +195,38 @@ func (s *Store) Close() error {
 		c.handle.Destroy()
 		c.handle = cstore.Client{}
 		c.releaseMemory()
+		if c.release != nil {
+			c.release()
+		}
 	})
 	return nil
 }
 
-// checkAddresses refuses a master or metadata form the backend cannot
+// checkAddresses checks the master and metadata addresses (checkForms) and
+// holds the process-wide etcd clients they need (cabi.HoldEtcd: another
+// client of this process on other etcd endpoints is refused); release lets
+// go of them when the store closes.
+func checkAddresses(cfg Config, metadata bool) (release func(), err error) {
+	if err := checkForms(cfg, metadata); err != nil {
+		return nil, err
+	}
+	m, _ := endpoints.Master(cfg.MasterServerAddress)
+	md, _ := endpoints.Metadata(cfg.MetadataServer)
+	releaseMaster, err := cabi.HoldEtcd(m, true)
+	if err != nil {
+		return nil, &Error{Op: OpOpen, Code: ErrInvalidParams, Err: fmt.Errorf("master %s: %w", cfg.MasterServerAddress, err)}
+	}
+	if !metadata {
+		return releaseMaster, nil
+	}
+	releaseMeta, err := cabi.HoldEtcd(md, false)
+	if err != nil {
+		return nil, &Error{Op: OpOpen, Code: ErrInvalidParams, Err: fmt.Errorf("metadata server %s: %w", cfg.MetadataServer, err)}
+	}
+	return func() { releaseMaster(); releaseMeta() }, nil
+}
+
+// checkForms refuses a master or metadata form the backend cannot
 // use (ErrNotSupported: upstream built without it would fail late, or
 // abort the process), and on the native backend checks that the master
 // and, with metadata, the metadata service answer: upstream's setup retries
@@ -196,7 +234,7 @@ func (s *Store) Close() error {
 // for minutes, so one that is down fails Open at once (connection refused)
 // or after cfg's connect timeout (no answer), with ErrRPCFail. Validate
 // has checked the forms; the embedded engine's masters are names.
-func checkAddresses(cfg Config, metadata bool) error {
+func checkForms(cfg Config, metadata bool) error {
 	native := cabi.BackendName() == "native"
 	m, err := endpoints.Master(cfg.MasterServerAddress)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -332,6 +333,16 @@ func TestEngineEtcdMetadata(t *testing.T) {
 	t.Logf("after etcd restarted, a new engine opened and was found in %v", time.Since(t0).Round(time.Millisecond))
 	if err := roundTrip(a, am, seg, 9); err != nil {
 		t.Errorf("after etcd restarted: %v", err)
+	}
+	// Upstream keeps one etcd metadata client per process: an engine on
+	// other etcd endpoints is refused while these are open.
+	other := startServer(t, testcluster.StartEtcd)
+	e, err := transfer.Open(transfer.Config{MetadataServer: "etcd://" + other.Addr(), LocalServerName: "127.0.0.1:1", Protocol: "tcp"})
+	if err == nil {
+		_ = e.Close()
+	}
+	if !errors.Is(err, transfer.ErrInvalidArgument) || !strings.Contains(err.Error(), "one etcd metadata client per process") {
+		t.Errorf("an engine on other etcd endpoints: %v, want ErrInvalidArgument naming upstream's one client", err)
 	}
 }
 

@@ -57,6 +57,8 @@ type Config struct {
 type Engine struct {
 	opened bool // set by Open: a nil or zero Engine is a closed one
 	gate   cabi.Gate
+	// release lets go of the process's etcd metadata client (cabi.HoldEtcd).
+	release func()
 	h      ctransfer.Engine
 	cfg    Config
 	name   string
@@ -94,6 +96,10 @@ func Open(cfg Config) (*Engine, error) {
 		// Upstream built without this metadata backend aborts the process.
 		return nil, &Error{Op: OpOpen, Code: ErrNotImplemented, Err: fmt.Errorf("MetadataServer %s: %w", cfg.MetadataServer, err)}
 	}
+	release, err := cabi.HoldEtcd(md, false)
+	if err != nil {
+		return nil, &Error{Op: OpOpen, Code: ErrInvalidArgument, Err: fmt.Errorf("MetadataServer: %w", err)}
+	}
 	protocol := cfg.Protocol
 	if protocol == "" {
 		protocol = "tcp"
@@ -105,13 +111,14 @@ func Open(cfg Config) (*Engine, error) {
 		RPCPort:         cfg.RPCPort,
 	})
 	if rc != 0 {
+		release()
 		e := &Error{Op: OpOpen, Code: ErrorCode(rc)}
 		if msg != "" {
 			e.Err = errors.New(msg)
 		}
 		return nil, e
 	}
-	e := &Engine{opened: true, h: h, cfg: cfg}
+	e := &Engine{opened: true, h: h, cfg: cfg, release: release}
 	e.gate.NoYield = true // the engine's calls are short; Wait has its own schedule
 	name, rc := h.SegmentName()
 	if rc == 0 && protocol != "none" {
@@ -119,6 +126,7 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	if rc != 0 {
 		h.Destroy()
+		release()
 		return nil, &Error{Op: OpInstallTransport, Code: ErrorCode(rc), Err: fmt.Errorf("protocol %s", protocol)}
 	}
 	e.name = name
@@ -141,6 +149,7 @@ func (e *Engine) Close() error {
 			return &Error{Op: OpClose, Code: ErrorCode(rc), Err: errors.New("a store still runs on the engine")}
 		}
 		e.h = ctransfer.Engine{}
+		e.release()
 		e.memMu.Lock()
 		for addr, m := range e.mems {
 			memreg.Unmark(m)
