@@ -59,9 +59,9 @@ type Engine struct {
 	gate   cabi.Gate
 	// release lets go of the process's etcd metadata client (cabi.HoldEtcd).
 	release func()
-	h      ctransfer.Engine
-	cfg    Config
-	name   string
+	h       ctransfer.Engine
+	cfg     Config
+	name    string
 
 	memMu sync.Mutex
 	mems  map[uintptr]*hostmem.Memory
