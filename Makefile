@@ -187,10 +187,11 @@ test-native: native
 chaos-native: native
 	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 $(GO) test -count=1 -skip '$(HA_TESTS)' $(NATIVE_TEST_FLAGS) ./interop/faults/
 
-# The HA fault tests (docs/ha.md): an HA master group on etcd and transfer
-# engines on etcd metadata, each with its own etcd server (etcd on PATH, or
-# MCGO_ETCD_BIN) on loopback. They need an upstream built with
-# STORE_USE_ETCD and USE_ETCD; test-native runs them when it was.
+# The HA fault tests (docs/ha.md): an HA master group on etcd and on Redis,
+# and transfer engines on etcd metadata, each with its own server (etcd and
+# redis-server on PATH, or MCGO_ETCD_BIN, MCGO_REDIS_BIN) on loopback. They
+# need an upstream built with STORE_USE_ETCD, STORE_USE_REDIS and USE_ETCD;
+# test-native runs them when it was.
 HA_TESTS := ^(TestHA|TestEngineEtcd)
 chaos-ha: native
 	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_REQUIRE_HA=1 $(GO) test -count=1 -run '$(HA_TESTS)' $(NATIVE_TEST_FLAGS) ./interop/faults/

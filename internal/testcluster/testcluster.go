@@ -58,6 +58,9 @@ type HA struct {
 	Backend    string // "etcd" or "redis"
 	Connstring string // etcd endpoints ("127.0.0.1:2379;..."), or Redis host:port
 	ClusterID  string // --cluster_id; clients need the same (mooncake.Config.ClusterID)
+	// SnapshotDir is where a Redis group's masters keep the snapshots a
+	// new leader restores from (a directory the group shares).
+	SnapshotDir string
 }
 
 // Start starts a master and waits until its RPC port and metadata server
@@ -117,6 +120,11 @@ func (m *Master) start() error {
 			// upstream's NoopStandbyController refuses every promotion
 			// (fixed upstream by kvcache-ai/Mooncake#3566, after the pin).
 			args = append(args, "--etcd_endpoints="+ha.Connstring, "--enable_oplog=true")
+		} else {
+			// Upstream's oplog follows etcd only: a Redis group's standby
+			// capability is snapshot restore, from a local directory.
+			args = append(args, "--enable_snapshot_restore=true", "--snapshot_object_store_type=local",
+				"--snapshot_backup_dir="+ha.SnapshotDir)
 		}
 	} else {
 		args = append(args, "--enable_http_metadata_server=true",
@@ -133,6 +141,9 @@ func (m *Master) start() error {
 	cmd := exec.Command(m.bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), "MC_TCP_BIND_ADDRESS=127.0.0.1")
+	if m.opts.HA != nil && m.opts.HA.SnapshotDir != "" {
+		cmd.Env = append(cmd.Env, "MOONCAKE_SNAPSHOT_LOCAL_PATH="+m.opts.HA.SnapshotDir)
+	}
 	// Its own process group: a terminal's Ctrl-C reaches only the runner,
 	// which stops the master by PID.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

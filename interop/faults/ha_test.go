@@ -61,7 +61,7 @@ func startHAGroup(t *testing.T, ha *testcluster.HA, n int) ([]*testcluster.Maste
 	t.Helper()
 	var ms []*testcluster.Master
 	for i := 0; i < n; i++ {
-		ms = append(ms, startMaster(t, testcluster.Options{HA: ha, LogName: fmt.Sprintf("ha-%s-%d.log", ha.ClusterID, i)}))
+		ms = append(ms, startMaster(t, testcluster.Options{HA: ha, LogName: fmt.Sprintf("ha-%s-%s-%d.log", ha.Backend, ha.ClusterID, i)}))
 	}
 	leader, err := testcluster.WaitLeader(ms, haElectBound)
 	if err != nil {
@@ -77,20 +77,28 @@ func haConfig(ha *testcluster.HA, master string) mooncake.Config {
 	}
 }
 
-// TestHALeaderKilled: two masters elect a leader through etcd (oplog on),
-// four clients opened on etcd:// do batch puts and gets; the leader is
-// SIGKILLed. Every call returns within a bound, no read returns wrong
-// bytes, the clients follow the new leader (the time from the kill to the
-// first successful put and get is measured), and what became of the
-// objects put before the failover is counted.
+// TestHALeaderKilled: two masters elect a leader through etcd (oplog on)
+// or Redis (snapshot restore), four clients opened on etcd:// or redis://
+// do batch puts and gets; the leader is SIGKILLed. Every call returns
+// within a bound, no read returns wrong bytes, the clients follow the new
+// leader (the time from the kill to the first successful put and get is
+// measured), and what became of the objects put before the failover is
+// counted.
 func TestHALeaderKilled(t *testing.T) {
-	requireHA(t, "etcd")
-	etcd := startServer(t, testcluster.StartEtcd)
+	for _, backend := range []string{"etcd", "redis"} {
+		t.Run(backend, func(t *testing.T) { testHALeaderKilled(t, backend) })
+	}
+}
+
+func testHALeaderKilled(t *testing.T, backend string) {
+	requireHA(t, backend)
+	start := map[string]func(string) (*testcluster.Server, error){"etcd": testcluster.StartEtcd, "redis": testcluster.StartRedis}[backend]
+	server := startServer(t, start)
 	// The cluster id is process-wide (Config.ClusterID), so every HA test
-	// of this process uses the same one, each on its own etcd.
-	ha := &testcluster.HA{Backend: "etcd", Connstring: etcd.Addr(), ClusterID: haClusterID}
+	// of this process uses the same one, each on its own server.
+	ha := &testcluster.HA{Backend: backend, Connstring: server.Addr(), ClusterID: haClusterID, SnapshotDir: t.TempDir()}
 	ms, leader := startHAGroup(t, ha, 2)
-	cfg := haConfig(ha, "etcd://"+etcd.Addr())
+	cfg := haConfig(ha, backend+"://"+server.Addr())
 
 	pre := openWorkers(t, cfg, 1)[0]
 	const preKeys = 64
@@ -179,8 +187,8 @@ func TestHALeaderKilled(t *testing.T) {
 			lost++
 		}
 	}
-	t.Logf("leader killed: %d calls failed after it (typed), the slowest call took %v; first successful put %v, get %v after the kill (per worker); "+
-		"objects put before: %d of %d intact, %d not found", failed, worst.Round(time.Millisecond),
+	t.Logf("%s: leader killed: %d calls failed after it (typed), the slowest call took %v; first successful put %v, get %v after the kill (per worker); "+
+		"objects put before: %d of %d intact, %d not found", backend, failed, worst.Round(time.Millisecond),
 		firstPut, firstGet, intact, preKeys, lost)
 }
 

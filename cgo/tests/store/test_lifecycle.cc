@@ -7,7 +7,7 @@
 using namespace tu;
 
 TEST(Identity) {
-  CHECK_EQ(mcgo_abi_version(), 7u);
+  CHECK_EQ(mcgo_abi_version(), 8u);
   CHECK_EQ(mcgo_abi_version(), static_cast<uint32_t>(MCGO_ABI_VERSION));
   CHECK_EQ(std::string(mcgo_backend_name()), "embedded");
   CHECK_EQ(std::string(mcgo_upstream_commit()), "");

@@ -91,10 +91,21 @@ TEST(CreateRefusals) {
   mcgo_te_config c{};
   char err[128];
   c.local_server_name = "127.0.0.1:1";
-  c.metadata_server = "127.0.0.1:2379";  // etcd: upstream aborts; we refuse
+  // A protocol upstream has no plugin for (it would abort the process).
+  c.metadata_server = "zk://127.0.0.1:2181";
   CHECK_EQ(mcgo_te_create(&c, &e, err, sizeof err), MCGO_TE_ERR_INVALID_ARGUMENT);
   CHECK(e == nullptr);
-  CHECK(std::strstr(err, "metadata_server") != nullptr);
+  CHECK(std::strstr(err, "unknown protocol") != nullptr);
+  // etcd and Redis metadata: the embedded engine has every form
+  // (mcgo_connect_forms); its metadata are names.
+  CHECK(mcgo_connect_forms() & MCGO_CONNECT_METADATA_ETCD);
+  for (const char *m : {"127.0.0.1:2379", "etcd://127.0.0.1:2379", "redis://127.0.0.1:6379"}) {
+    c.metadata_server = m;
+    CHECK_EQ(mcgo_te_create(&c, &e, err, sizeof err), 0);
+    CHECK(e != nullptr);
+    mcgo_te_destroy(e);
+    e = nullptr;
+  }
   c.metadata_server = "P2PHANDSHAKE";
   c.local_server_name = "";
   CHECK_EQ(mcgo_te_create(&c, &e, err, sizeof err), MCGO_TE_ERR_INVALID_ARGUMENT);
