@@ -91,7 +91,10 @@ func TestHALeaderKilled(t *testing.T) {
 	}
 }
 
-func testHALeaderKilled(t *testing.T, backend string) {
+// startHA starts backend's server and a group of two masters on it, and
+// returns the clients' config.
+func startHA(t *testing.T, backend string) (*testcluster.Server, []*testcluster.Master, *testcluster.Master, mooncake.Config) {
+	t.Helper()
 	requireHA(t, backend)
 	began := time.Now()
 	start := map[string]func(string) (*testcluster.Server, error){"etcd": testcluster.StartEtcd, "redis": testcluster.StartRedis}[backend]
@@ -101,7 +104,89 @@ func testHALeaderKilled(t *testing.T, backend string) {
 	ha := &testcluster.HA{Backend: backend, Connstring: server.Addr(), ClusterID: haClusterID, SnapshotDir: t.TempDir()}
 	ms, leader := startHAGroup(t, ha, 2)
 	t.Logf("%s: a leader serves %v after start", backend, time.Since(began).Round(time.Millisecond))
-	cfg := haConfig(ha, backend+"://"+server.Addr())
+	return server, ms, leader, haConfig(ha, backend+"://"+server.Addr())
+}
+
+// recovered waits (at most bound) until every worker has put and got
+// successfully in a call that started after since, and returns how long
+// after since each first did.
+func recovered(workers []*worker, since time.Time, bound time.Duration) (firstPut, firstGet map[int]time.Duration) {
+	firstPut, firstGet = map[int]time.Duration{}, map[int]time.Duration{}
+	deadline := since.Add(bound)
+	for time.Now().Before(deadline) && (len(firstPut) < len(workers) || len(firstGet) < len(workers)) {
+		time.Sleep(200 * time.Millisecond)
+		for _, w := range workers {
+			w.mu.Lock()
+			for _, r := range w.after {
+				if r.err != nil || r.at.Before(since) {
+					continue
+				}
+				d := r.at.Add(r.took).Sub(since)
+				if _, ok := firstPut[w.id]; r.put && !ok {
+					firstPut[w.id] = d
+				}
+				if _, ok := firstGet[w.id]; !r.put && !ok {
+					firstGet[w.id] = d
+				}
+			}
+			w.mu.Unlock()
+		}
+	}
+	return firstPut, firstGet
+}
+
+// checkAfter checks the workers' calls since the fault: each failure typed,
+// none slower than haCallBound, no wrong bytes, and a successful put and
+// get each after the recovery; it returns the failures and the slowest call.
+func checkAfter(t *testing.T, what string, workers []*worker, firstPut, firstGet map[int]time.Duration) (failed int, worst time.Duration) {
+	t.Helper()
+	for _, w := range workers {
+		for _, r := range w.after {
+			worst = max(worst, r.took)
+			if r.err != nil {
+				failed++
+				if errCode(r.err) == 0 {
+					t.Errorf("%s: worker %d: a call returned %v, want a typed error", what, w.id, r.err)
+				}
+			}
+		}
+		if c := w.corrupt.Load(); c != 0 {
+			t.Errorf("%s: worker %d: %d reads returned other bytes than written", what, w.id, c)
+		}
+		if _, ok := firstPut[w.id]; !ok {
+			t.Errorf("%s: worker %d: no successful put within %v", what, w.id, haRecoverBound)
+		}
+		if _, ok := firstGet[w.id]; !ok {
+			t.Errorf("%s: worker %d: no successful get within %v", what, w.id, haRecoverBound)
+		}
+	}
+	if worst > haCallBound {
+		t.Errorf("%s: a call took %v, more than %v", what, worst, haCallBound)
+	}
+	return failed, worst
+}
+
+// closeAll closes the stores together (Close after a failover takes 10-30
+// s a client, measured) within haCloseBound.
+func closeAll(t *testing.T, what string, ws []*worker) {
+	t.Helper()
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = w.st.Close() }()
+	}
+	wg.Wait()
+	took := time.Since(t0)
+	t.Logf("%s: %d clients closed in %v", what, len(ws), took.Round(time.Millisecond))
+	if took > haCloseBound {
+		t.Errorf("%s: Close took %v, more than %v", what, took, haCloseBound)
+	}
+}
+
+func testHALeaderKilled(t *testing.T, backend string) {
+	began := time.Now()
+	_, ms, leader, cfg := startHA(t, backend)
 
 	pre := openWorkers(t, cfg, 1)[0]
 	const preKeys = 64
@@ -120,55 +205,10 @@ func testHALeaderKilled(t *testing.T, backend string) {
 	killed := time.Now()
 	fault.Store(1)
 
-	// Wait until every worker has put and got successfully since the kill.
-	firstPut, firstGet := map[int]time.Duration{}, map[int]time.Duration{}
-	deadline := killed.Add(haRecoverBound)
-	for time.Now().Before(deadline) && (len(firstPut) < len(workers) || len(firstGet) < len(workers)) {
-		time.Sleep(200 * time.Millisecond)
-		for _, w := range workers {
-			w.mu.Lock()
-			for _, r := range w.after {
-				if r.err != nil {
-					continue
-				}
-				d := r.at.Add(r.took).Sub(killed)
-				if _, ok := firstPut[w.id]; r.put && !ok {
-					firstPut[w.id] = d
-				}
-				if _, ok := firstGet[w.id]; !r.put && !ok {
-					firstGet[w.id] = d
-				}
-			}
-			w.mu.Unlock()
-		}
-	}
+	firstPut, firstGet := recovered(workers, killed, haRecoverBound)
 	time.Sleep(time.Second)
 	stop()
-	var worst time.Duration
-	failed := 0
-	for _, w := range workers {
-		for _, r := range w.after {
-			worst = max(worst, r.took)
-			if r.err != nil {
-				failed++
-				if errCode(r.err) == 0 {
-					t.Errorf("worker %d: a call after the kill returned %v, want a typed error", w.id, r.err)
-				}
-			}
-		}
-		if c := w.corrupt.Load(); c != 0 {
-			t.Errorf("worker %d: %d reads returned other bytes than written", w.id, c)
-		}
-		if _, ok := firstPut[w.id]; !ok {
-			t.Errorf("worker %d: no successful put within %v of the kill", w.id, haRecoverBound)
-		}
-		if _, ok := firstGet[w.id]; !ok {
-			t.Errorf("worker %d: no successful get within %v of the kill", w.id, haRecoverBound)
-		}
-	}
-	if worst > haCallBound {
-		t.Errorf("a call after the kill took %v, more than %v", worst, haCallBound)
-	}
+	failed, worst := checkAfter(t, backend+": after the kill", workers, firstPut, firstGet)
 	var newLeader *testcluster.Master
 	for _, m := range ms {
 		if m != leader && m.Serving() {
@@ -203,20 +243,76 @@ func testHALeaderKilled(t *testing.T, backend string) {
 	if backend == "etcd" && intact != preKeys {
 		t.Errorf("etcd: %d of the %d objects put before the failover are intact, want all (the oplog)", intact, preKeys)
 	}
-	// Close after a failover is slow (10-30 s a client, measured): closed
-	// together, the clients take that time once.
+	closeAll(t, backend, append(workers, pre))
+}
+
+// TestHABackendRestarted: the election backend (etcd, Redis) is killed for
+// haBackendDown while four clients do batch puts and gets, then started
+// again on its data. Every call returns within a bound, typed when it
+// fails, no read returns wrong bytes, every client puts and gets again
+// after the restart within a bound, and a client opened while the backend
+// is down fails Open with ErrRPCFail within its connect timeout.
+func TestHABackendRestarted(t *testing.T) {
+	for _, backend := range []string{"etcd", "redis"} {
+		t.Run(backend, func(t *testing.T) { testHABackendRestarted(t, backend) })
+	}
+}
+
+func testHABackendRestarted(t *testing.T, backend string) {
+	server, ms, _, cfg := startHA(t, backend)
+	workers := openWorkers(t, cfg, 4)
+	var fault atomic.Int64
+	stop := runWorkers(workers, &fault)
+	t.Cleanup(stop)
+	time.Sleep(2 * time.Second)
+	server.Kill()
+	down := time.Now()
+	fault.Store(1)
+
+	c := cfg
+	c.ConnectTimeout = 2 * time.Second
 	t0 := time.Now()
-	var wg sync.WaitGroup
-	for _, w := range append(workers, pre) {
-		wg.Add(1)
-		go func() { defer wg.Done(); _ = w.st.Close() }()
-	}
-	wg.Wait()
+	st, err := mooncake.Open(c)
 	took := time.Since(t0)
-	t.Logf("%s: the five clients closed in %v", backend, took.Round(time.Millisecond))
-	if took > haCloseBound {
-		t.Errorf("%s: Close after the failover took %v, more than %v", backend, took, haCloseBound)
+	if st != nil {
+		_ = st.Close()
 	}
+	t.Logf("%s: Open with %s down: %v after %v", backend, backend, err, took.Round(time.Millisecond))
+	if errCode(err) != mooncake.ErrRPCFail || took > c.ConnectTimeout+time.Second {
+		t.Errorf("%s: Open with %s down: %v after %v, want ErrRPCFail within %v", backend, backend, err, took, c.ConnectTimeout)
+	}
+	time.Sleep(time.Until(down.Add(haBackendDown)))
+	okDuring := 0
+	for _, w := range workers {
+		w.mu.Lock()
+		for _, r := range w.after {
+			if r.err == nil {
+				okDuring++
+			}
+		}
+		w.mu.Unlock()
+	}
+	if err := server.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+	firstPut, firstGet := recovered(workers, restarted, haRecoverBound)
+	time.Sleep(time.Second)
+	stop()
+	failed, worst := checkAfter(t, backend+": after the restart", workers, firstPut, firstGet)
+	serving := 0
+	for _, m := range ms {
+		if m.Serving() {
+			serving++
+		}
+	}
+	if serving != 1 {
+		t.Errorf("%s: %d masters serve after the restart, want one", backend, serving)
+	}
+	t.Logf("%s: down %v: %d calls succeeded while it was down, %d failed (typed) from the kill on, the slowest took %v; "+
+		"first successful put %v, get %v after the restart (per worker)", backend, haBackendDown, okDuring, failed,
+		worst.Round(time.Millisecond), firstPut, firstGet)
+	closeAll(t, backend, workers)
 }
 
 // haClusterID is the one cluster id of this test process's HA clients.
@@ -229,6 +325,7 @@ const (
 	haCallBound    = 30 * time.Second // one call while the leader is gone
 	haRecoverBound = 60 * time.Second // from the kill to every client's first success
 	haCloseBound   = 60 * time.Second // Close of the clients after the failover
+	haBackendDown  = 8 * time.Second  // how long TestHABackendRestarted keeps etcd or Redis down
 )
 
 // requireMetadata skips a test of the transfer engine on backend's
