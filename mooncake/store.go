@@ -207,11 +207,10 @@ func (s *Store) Close() error {
 // client of this process on other etcd endpoints is refused); release lets
 // go of them when the store closes.
 func checkAddresses(cfg Config, metadata bool) (release func(), err error) {
-	if err := checkForms(cfg, metadata); err != nil {
+	m, md, err := checkForms(cfg, metadata)
+	if err != nil {
 		return nil, err
 	}
-	m, _ := endpoints.Master(cfg.MasterServerAddress)
-	md, _ := endpoints.Metadata(cfg.MetadataServer)
 	releaseMaster, err := cabi.HoldEtcd(m, true)
 	if err != nil {
 		return nil, &Error{Op: OpOpen, Code: ErrInvalidParams, Err: fmt.Errorf("master %s: %w", cfg.MasterServerAddress, err)}
@@ -221,6 +220,7 @@ func checkAddresses(cfg Config, metadata bool) (release func(), err error) {
 	}
 	releaseMeta, err := cabi.HoldEtcd(md, false)
 	if err != nil {
+		releaseMaster()
 		return nil, &Error{Op: OpOpen, Code: ErrInvalidParams, Err: fmt.Errorf("metadata server %s: %w", cfg.MetadataServer, err)}
 	}
 	return func() { releaseMaster(); releaseMeta() }, nil
@@ -234,32 +234,30 @@ func checkAddresses(cfg Config, metadata bool) (release func(), err error) {
 // for minutes, so one that is down fails Open at once (connection refused)
 // or after cfg's connect timeout (no answer), with ErrRPCFail. Validate
 // has checked the forms; the embedded engine's masters are names.
-func checkForms(cfg Config, metadata bool) error {
+func checkForms(cfg Config, metadata bool) (m, md endpoints.Address, err error) {
 	native := cabi.BackendName() == "native"
-	m, err := endpoints.Master(cfg.MasterServerAddress)
-	if err != nil {
+	if m, err = endpoints.Master(cfg.MasterServerAddress); err != nil {
 		if native {
-			return &Error{Op: OpOpen, Code: ErrInvalidParams, Err: sentinelf(ErrInvalidConfig, "config: master_server_address: %v", err)}
+			return m, md, &Error{Op: OpOpen, Code: ErrInvalidParams, Err: sentinelf(ErrInvalidConfig, "config: master_server_address: %v", err)}
 		}
 		m = endpoints.Address{Kind: endpoints.Direct}
 	}
-	md, err := endpoints.Metadata(cfg.MetadataServer)
-	if err != nil {
-		return &Error{Op: OpOpen, Code: ErrInvalidParams, Err: sentinelf(ErrInvalidConfig, "config: metadata_server: %v", err)}
+	if md, err = endpoints.Metadata(cfg.MetadataServer); err != nil {
+		return m, md, &Error{Op: OpOpen, Code: ErrInvalidParams, Err: sentinelf(ErrInvalidConfig, "config: metadata_server: %v", err)}
 	}
 	if err := cabi.CheckForm(m, true); err != nil {
-		return &Error{Op: OpOpen, Code: ErrNotSupported, Err: fmt.Errorf("master %s: %w", cfg.MasterServerAddress, err)}
+		return m, md, &Error{Op: OpOpen, Code: ErrNotSupported, Err: fmt.Errorf("master %s: %w", cfg.MasterServerAddress, err)}
 	}
 	if m.Kind != endpoints.Direct {
 		if err := chooseClusterID(cfg.ClusterID); err != nil {
-			return &Error{Op: OpOpen, Code: ErrInvalidParams, Err: err}
+			return m, md, &Error{Op: OpOpen, Code: ErrInvalidParams, Err: err}
 		}
 	}
 	if err := cabi.CheckForm(md, false); err != nil {
-		return &Error{Op: OpOpen, Code: ErrNotSupported, Err: fmt.Errorf("metadata server %s: %w", cfg.MetadataServer, err)}
+		return m, md, &Error{Op: OpOpen, Code: ErrNotSupported, Err: fmt.Errorf("metadata server %s: %w", cfg.MetadataServer, err)}
 	}
 	if !native {
-		return nil
+		return m, md, nil
 	}
 	timeout := cfg.connectTimeout()
 	if err := endpoints.Probe(m, timeout); err != nil {
@@ -267,18 +265,18 @@ func checkForms(cfg Config, metadata bool) error {
 		if m.Kind != endpoints.Direct {
 			what = "the " + m.Kind.String() + " server of HA master"
 		}
-		return &Error{Op: OpOpen, Code: ErrRPCFail, Err: fmt.Errorf("%s %s unreachable: %w", what, cfg.MasterServerAddress, err)}
+		return m, md, &Error{Op: OpOpen, Code: ErrRPCFail, Err: fmt.Errorf("%s %s unreachable: %w", what, cfg.MasterServerAddress, err)}
 	}
 	if !metadata {
-		return nil
+		return m, md, nil
 	}
 	if md.Kind == endpoints.HTTP && strings.HasPrefix(cfg.MetadataServer, "http://") {
-		return probeHTTP(cfg.MetadataServer, timeout)
+		return m, md, probeHTTP(cfg.MetadataServer, timeout)
 	}
 	if err := endpoints.Probe(md, timeout); err != nil {
-		return &Error{Op: OpOpen, Code: ErrRPCFail, Err: fmt.Errorf("metadata server %s unreachable: %w", cfg.MetadataServer, err)}
+		return m, md, &Error{Op: OpOpen, Code: ErrRPCFail, Err: fmt.Errorf("metadata server %s unreachable: %w", cfg.MetadataServer, err)}
 	}
-	return nil
+	return m, md, nil
 }
 
 // envClusterID is where upstream's HA client reads the master group's

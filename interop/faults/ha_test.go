@@ -21,23 +21,24 @@ import (
 	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 )
 
-// requireHA skips a test of an HA cluster on backend ("etcd" or "redis")
-// when the native library's upstream was built without it or its server
-// is not installed; with MCGO_REQUIRE_HA=1 (make chaos-ha) that fails.
+// unavailable ends a test of an HA or etcd/Redis setup that this machine
+// cannot run: a skip, or a failure with MCGO_REQUIRE_HA=1 (make chaos-ha).
+func unavailable(t *testing.T, why any) {
+	t.Helper()
+	if os.Getenv("MCGO_REQUIRE_HA") == "1" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
+// requireHA ends a test of an HA cluster on backend ("etcd" or "redis")
+// when the native library's upstream was built without it.
 func requireHA(t *testing.T, backend string) {
 	t.Helper()
 	mooncaketest.RequireNative(t)
 	caps := mooncake.Backend().Capabilities
-	has := map[string]bool{"etcd": caps.MasterEtcd, "redis": caps.MasterRedis}[backend]
-	why := ""
-	if !has {
-		why = fmt.Sprintf("the native library's upstream was built without the %s HA backend (Capabilities: %v)", backend, caps)
-	}
-	if why != "" {
-		if os.Getenv("MCGO_REQUIRE_HA") == "1" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
+	if has := map[string]bool{"etcd": caps.MasterEtcd, "redis": caps.MasterRedis}[backend]; !has {
+		unavailable(t, fmt.Sprintf("the native library's upstream was built without the %s HA backend (Capabilities: %v)", backend, caps))
 	}
 }
 
@@ -47,10 +48,7 @@ func startServer(t *testing.T, start func(dir string) (*testcluster.Server, erro
 	t.Helper()
 	s, err := start(t.TempDir())
 	if err != nil {
-		if os.Getenv("MCGO_REQUIRE_HA") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		unavailable(t, err)
 	}
 	t.Cleanup(s.Stop)
 	return s
@@ -328,18 +326,14 @@ const (
 	haBackendDown  = 8 * time.Second  // how long TestHABackendRestarted keeps etcd or Redis down
 )
 
-// requireMetadata skips a test of the transfer engine on backend's
+// requireMetadata ends a test of the transfer engine on backend's
 // metadata ("etcd", "redis") as requireHA does.
 func requireMetadata(t *testing.T, backend string) {
 	t.Helper()
 	mooncaketest.RequireNative(t)
 	caps := mooncake.Backend().Capabilities
 	if has := map[string]bool{"etcd": caps.MetadataEtcd, "redis": caps.MetadataRedis}[backend]; !has {
-		why := fmt.Sprintf("the native library's upstream was built without %s metadata (Capabilities: %v)", backend, caps)
-		if os.Getenv("MCGO_REQUIRE_HA") == "1" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
+		unavailable(t, fmt.Sprintf("the native library's upstream was built without %s metadata (Capabilities: %v)", backend, caps))
 	}
 }
 

@@ -54,29 +54,31 @@ const P2PHandshake = endpoints.P2PHandshake
 
 // check refuses what cannot be right in a Config before anything reaches
 // the engine, naming the field, and returns it with LocalServerName in the
-// one form segment names have.
-func (cfg Config) check() (Config, error) {
+// one form segment names have, and its metadata server parsed.
+func (cfg Config) check() (Config, endpoints.Address, error) {
+	var md endpoints.Address
 	for _, f := range []struct{ name, v string }{{"MetadataServer", cfg.MetadataServer}, {"Host", cfg.Host},
 		{"Protocol", cfg.Protocol}, {"DeviceNames", cfg.DeviceNames}, {"NICPriorityMatrix", cfg.NICPriorityMatrix}} {
 		if strings.IndexByte(f.v, 0) >= 0 {
-			return cfg, fmt.Errorf("%s %q contains NUL", f.name, f.v)
+			return cfg, md, fmt.Errorf("%s %q contains NUL", f.name, f.v)
 		}
 	}
-	if _, err := endpoints.Metadata(cfg.MetadataServer); err != nil {
-		return cfg, fmt.Errorf("MetadataServer: %w", err)
+	md, err := endpoints.Metadata(cfg.MetadataServer)
+	if err != nil {
+		return cfg, md, fmt.Errorf("MetadataServer: %w", err)
 	}
 	name, err := segmentName(cfg.LocalServerName, cfg.MetadataServer != P2PHandshake)
 	if err != nil {
-		return cfg, fmt.Errorf("LocalServerName: %w", err)
+		return cfg, md, fmt.Errorf("LocalServerName: %w", err)
 	}
 	cfg.LocalServerName = name
 	if cfg.RPCPort > 65535 {
-		return cfg, fmt.Errorf("RPCPort %d: want 1..65535, or 0 for upstream's default", cfg.RPCPort)
+		return cfg, md, fmt.Errorf("RPCPort %d: want 1..65535, or 0 for upstream's default", cfg.RPCPort)
 	}
 	switch cfg.Protocol {
 	case "", "tcp", "rdma", "none":
 	default:
-		return cfg, fmt.Errorf("protocol %q is not tcp, rdma or none (Config.Protocol)", cfg.Protocol)
+		return cfg, md, fmt.Errorf("protocol %q is not tcp, rdma or none (Config.Protocol)", cfg.Protocol)
 	}
-	return cfg, nil
+	return cfg, md, nil
 }

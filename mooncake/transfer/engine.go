@@ -10,7 +10,6 @@ import (
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
 	"github.com/mooncake-go/mooncake-go/internal/cabi/ctransfer"
-	"github.com/mooncake-go/mooncake-go/internal/endpoints"
 	"github.com/mooncake-go/mooncake-go/internal/memreg"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
@@ -87,11 +86,10 @@ func Open(cfg Config) (*Engine, error) {
 	if cabi.BackendName() == "none (built without cgo)" {
 		return nil, &Error{Op: OpOpen, Err: ErrNoCgo}
 	}
-	cfg, err := cfg.check()
+	cfg, md, err := cfg.check()
 	if err != nil {
 		return nil, &Error{Op: OpOpen, Code: ErrInvalidArgument, Err: err}
 	}
-	md, _ := endpoints.Metadata(cfg.MetadataServer) // check parsed it
 	if err := cabi.CheckForm(md, false); err != nil {
 		// Upstream built without this metadata backend aborts the process.
 		return nil, &Error{Op: OpOpen, Code: ErrNotImplemented, Err: fmt.Errorf("MetadataServer %s: %w", cfg.MetadataServer, err)}
