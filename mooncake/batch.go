@@ -240,7 +240,7 @@ func batchResult(op Op, k *hostmem.Keys, rc int32, res []int64) ([]int64, error)
 // refused is the error of a batch call that C refused as a whole (rc != 0):
 // a key longer than MaxKeyLen is named.
 func refused(op Op, k *hostmem.Keys, rc int32) error {
-	if ErrorCode(rc) == ErrInvalidParams {
+	if ErrorCode(rc) == ErrInvalidParams && k.Validate() == nil {
 		for i := 0; i < k.Len(); i++ {
 			if len(k.Bytes(i)) > MaxKeyLen {
 				return &Error{Op: op, Key: k.String(i), Code: ErrInvalidParams, Err: ErrKeyTooLong}
@@ -252,9 +252,16 @@ func refused(op Op, k *hostmem.Keys, rc int32) error {
 }
 
 // keysError is batchError with the keys of a packed batch, one per result.
+// The keys are named only when their packing is valid (checked once, on
+// the error path): the calls refuse a malformed one before they cross, and
+// an error must never be the thing that panics.
 func keysError(op Op, k *hostmem.Keys, res []int64) error {
+	checked, valid := false, false
 	return batchError(op, res, func(i int) string {
-		if i < k.Len() {
+		if !checked {
+			checked, valid = true, k.Validate() == nil
+		}
+		if valid && i < k.Len() {
 			return k.String(i)
 		}
 		return ""
