@@ -19,8 +19,9 @@
 #   make native      MOONCAKE_PREFIX=/path/to/Mooncake   build build/native/libmcgo_native.so
 #   make test-native MOONCAKE_PREFIX=... [MOONCAKE_PYTHONPATH=<dir with mooncake/>]
 #                    conformance + hostcache end-to-end + Python interop
-#                    on a loopback cluster; fault tests; HA tests when upstream
-#                    was built with etcd (make chaos-ha: docs/ha.md)
+#                    on a loopback cluster; fault tests; a short soak; HA tests and
+#                    a short HA soak when upstream was built with etcd
+#                    (make chaos-ha, make soak-ha: docs/ha.md)
 #   make container-check MOONCAKE_PREFIX=...  the container recipe (docs/container.md)
 #   make demo-native MOONCAKE_PREFIX=...   the demos on a loopback cluster
 #                    (prefill -> decode between two processes over TCP)
@@ -38,7 +39,7 @@ PKGS      := ./...
 MCGO_HEADERS := $(shell cat cgo/include/mcgo/*.h cgo/common/*.h cgo/embedded/base/*.h | cksum | cut -d' ' -f1)
 export CGO_CPPFLAGS += -DMCGO_HEADERS_DIGEST=$(MCGO_HEADERS)
 
-.PHONY: native test-native chaos-native chaos-ha soak-native demo-native require-mooncake container-check
+.PHONY: native test-native chaos-native chaos-ha soak-native soak-ha demo-native require-mooncake container-check
 .PHONY: all demo test deps check lint go-test go-test-race go-test-cgocheck2 go-test-nocgo \
         cpp-test cpp-test-asan cpp-test-tsan bench fuzz clean vuln
 
@@ -180,6 +181,8 @@ test-native: native
 	else echo "test-native: no HA tests (this upstream was built without STORE_USE_ETCD: docs/ha.md)"; fi
 	@if [ -n "$(MOONCAKE_PYTHONPATH)" ]; then \
 	  $(MAKE) --no-print-directory soak-native SOAK_DURATION=75s SOAK_RESTART=20s SOAK_REPORT=; \
+	  if grep -q "STORE_USE_ETCD=ON" $(NATIVE_DIR).configure.log; then \
+	    $(MAKE) --no-print-directory soak-ha SOAK_DURATION=150s SOAK_RESTART=1m SOAK_FAILOVER=1m SOAK_REPORT=; fi; \
 	else echo "test-native: no short soak (it needs upstream's Python client: MOONCAKE_PYTHONPATH)"; fi
 
 # Fault tests: each starts its own master (internal/testcluster) and kills,
@@ -192,7 +195,7 @@ chaos-native: native
 # redis-server on PATH, or MCGO_ETCD_BIN, MCGO_REDIS_BIN) on loopback. They
 # need an upstream built with STORE_USE_ETCD, STORE_USE_REDIS and USE_ETCD;
 # test-native runs them when it was.
-HA_TESTS := ^(TestHA|TestEngineEtcd)
+HA_TESTS := ^(TestHA|TestEngine(Etcd|Redis)|TestTwoGoRuntimes)
 chaos-ha: native
 	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_REQUIRE_HA=1 $(GO) test -count=1 -run '$(HA_TESTS)' $(NATIVE_TEST_FLAGS) ./interop/faults/
 
@@ -204,11 +207,23 @@ SOAK_DURATION ?= 10m
 SOAK_RESTART  ?= 1m
 SOAK_TIMEOUT  ?= 3h
 SOAK_REPORT   ?=
+SOAK_RUN = $(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_SOAK_DURATION=$(SOAK_DURATION) MCGO_SOAK_RESTART=$(SOAK_RESTART) MCGO_SOAK_REPORT="$(SOAK_REPORT)" PYTHON="$(PYTHON)"
+SOAK_ARGS = MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH) SOAK_DURATION=$(SOAK_DURATION) SOAK_RESTART=$(SOAK_RESTART)
+SOAK_TEST = $(GO) test -count=1 -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) -v ./interop/soak/
+NEED_PYTHON = @test -n "$(MOONCAKE_PYTHONPATH)" || { echo "make $@ needs upstream's Python client: MOONCAKE_PYTHONPATH=<dir with mooncake/>"; exit 1; }
 soak-native: native
-	@test -n "$(MOONCAKE_PYTHONPATH)" || { echo "make soak-native needs upstream's Python client: MOONCAKE_PYTHONPATH=<dir with mooncake/>"; exit 1; }
-	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_SOAK_DURATION=$(SOAK_DURATION) MCGO_SOAK_RESTART=$(SOAK_RESTART) MCGO_SOAK_REPORT="$(SOAK_REPORT)" PYTHON="$(PYTHON)" \
-	  MCGO_SOAK_COMMAND="make soak-native MOONCAKE_PREFIX=$(MOONCAKE_PREFIX) MOONCAKE_PYTHONPATH=$(MOONCAKE_PYTHONPATH) SOAK_DURATION=$(SOAK_DURATION) SOAK_RESTART=$(SOAK_RESTART)" \
-	  $(GO) test -count=1 -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) -v ./interop/soak/
+	$(NEED_PYTHON)
+	$(SOAK_RUN) MCGO_SOAK_COMMAND="make soak-native $(SOAK_ARGS)" $(SOAK_TEST)
+
+# The HA soak (docs/ha.md): the same clients on an HA group of two masters
+# electing their leader in etcd, with etcd metadata; every SOAK_FAILOVER the
+# leader is SIGKILLed and started again as a standby. It needs an upstream
+# built with STORE_USE_ETCD and USE_ETCD, and etcd (on PATH or MCGO_ETCD_BIN).
+SOAK_FAILOVER ?= 1m
+soak-ha: native
+	$(NEED_PYTHON)
+	$(SOAK_RUN) MCGO_SOAK_HA=etcd MCGO_SOAK_FAILOVER=$(SOAK_FAILOVER) \
+	  MCGO_SOAK_COMMAND="make soak-ha $(SOAK_ARGS) SOAK_FAILOVER=$(SOAK_FAILOVER)" $(SOAK_TEST)
 
 # The container recipe, checked (docs/container.md): the library against
 # MOONCAKE_PREFIX, the conformance suites with it loaded, and a service

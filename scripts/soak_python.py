@@ -58,11 +58,27 @@ def check(b, key):
     return ver if value(key, ver, size) == b else None
 
 
+# Master failovers this process has been told of (SIGUSR1 from the soak):
+# after one, an earlier state of a key is a rollback, not a loss
+# (interop/soak/model.go).
+FAILOVERS = [0]
+
+HELD, ROLLED_BACK, DROPPED, LOST = 0, 1, 2, 3
+
+# On an HA master with the oplog a put right after a remove of the same key
+# may be acknowledged without storing anything (interop/soak/model.go,
+# PutAfterRemoveMayDrop; docs/ha.md). --ha sets it.
+PUT_AFTER_REMOVE_MAY_DROP = [False]
+
+
 class Entry:
     """The versions a key may hold (0: absent), as in interop/soak/model.go."""
 
     def __init__(self):
         self.vers = [0]
+        self.written = False
+        self.epoch = FAILOVERS[0]
+        self.may_be_dropped = False
 
     def next(self):
         return max(self.vers) + 1
@@ -72,26 +88,68 @@ class Entry:
 
     def acked(self, ver):
         self.vers = [ver]
+        self.written = True
+        self.epoch = FAILOVERS[0]
+        self.may_be_dropped = False
+
+    def acked_put(self, ver):
+        removed = self.written
+        self.acked(ver)
+        self.may_be_dropped = removed and PUT_AFTER_REMOVE_MAY_DROP[0]
+
+    def acked_upsert(self, ver):
+        keep = self.may_be_dropped
+        self.acked(ver)
+        self.may_be_dropped = keep
 
     def failed(self, ver):
         self.vers = (self.vers + [ver])[-4:]
+        self.written = True
+
+    def exist_verdict(self, exists):
+        """An existence check, judged as verdict judges a read (it learns no version)."""
+        if any((v != 0) == exists for v in self.vers):
+            if not exists:
+                self.acked(0)
+            return HELD
+        if not exists and self.may_be_dropped:
+            self.acked(0)
+            return DROPPED
+        if self.written and self.epoch < FAILOVERS[0]:
+            if not exists:
+                self.acked(0)
+            return ROLLED_BACK
+        return LOST
 
     def verdict(self, found):
         if found in self.vers:
-            self.vers = [found]
-            return True
-        return False
+            self.acked(found)
+            return HELD
+        if found == 0 and self.may_be_dropped:
+            self.acked(0)
+            return DROPPED
+        if self.written and self.epoch < FAILOVERS[0]:
+            self.acked(found)
+            return ROLLED_BACK
+        return LOST
 
 
 class Soak:
     def __init__(self, prefix, cross_prefix, seed):
         self.prefix, self.cross_prefix = prefix, cross_prefix
         self.rand = random.Random(seed)
-        self.store = MooncakeDistributedStore()
-        rc = self.store.setup("127.0.0.1", os.environ["MOONCAKE_TE_META_DATA_SERVER"],
-                              128 << 20, 16 << 20, "tcp", "", os.environ["MOONCAKE_MASTER"])
-        if rc != 0:
-            raise SystemExit(f"setup returned {rc}")
+        # On an HA cluster no master may lead for a few seconds (a failover):
+        # setup fails then, and a new client retries as a service would.
+        deadline = time.monotonic() + 90
+        while True:
+            self.store = MooncakeDistributedStore()
+            rc = self.store.setup("127.0.0.1", os.environ["MOONCAKE_TE_META_DATA_SERVER"],
+                                  128 << 20, 16 << 20, "tcp", "", os.environ["MOONCAKE_MASTER"])
+            if rc == 0:
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit(f"setup returned {rc}")
+            time.sleep(1)
         self.cfg = ReplicateConfig()
         self.cfg.preferred_segments = [self.store.get_hostname()]
         self.batch_bytes = BATCH_KEYS * BATCH_VALUE
@@ -107,7 +165,8 @@ class Soak:
         self.batches = [[self._key(f"b/{g}/{i}") for i in range(BATCH_KEYS)] for g in range(GROUPS)]
         self.multis = [[self._key(f"m/{g}/{i}") for i in range(MULTI_KEYS)] for g in range(GROUPS)]
         self.stats = {"ops": {}, "keys": {}, "bytes_verified": 0, "errors": {},
-                      "corrupt": 0, "lost": 0, "leased": 0, "corrupt_notes": [], "lost_notes": []}
+                      "corrupt": 0, "lost": 0, "leased": 0, "slowest_ms": 0, "rolled_back": 0, "dropped": 0,
+                      "corrupt_notes": [], "lost_notes": [], "rolled_notes": []}
 
     def _key(self, rest):
         k = f"{self.prefix}/{rest}"
@@ -135,6 +194,11 @@ class Soak:
         if len(self.stats["lost_notes"]) < 10:
             self.stats["lost_notes"].append(msg)
 
+    def rolled_back(self, msg):
+        self.stats["rolled_back"] += 1
+        if len(self.stats["rolled_notes"]) < 10:
+            self.stats["rolled_notes"].append(msg)
+
     def found(self, op, key, b):
         """A read of key returned b (None: not found): check it."""
         ver = 0
@@ -145,8 +209,17 @@ class Soak:
                 return
             self.stats["bytes_verified"] += len(b)
         e = self.model.get(key)
-        if e is not None and not e.verdict(ver):
-            self.lost(f"{op} {key!r}: read version {ver} (0: not found), the model has {e.vers}")
+        if e is None:
+            return
+        had = list(e.vers)
+        v = e.verdict(ver)
+        at = time.strftime("%H:%M:%S", time.gmtime())
+        if v == LOST:
+            self.lost(f"{at} {op} {key!r}: read version {ver} (0: not found), the model has {had}")
+        elif v == DROPPED:
+            self.stats["dropped"] += 1
+        elif v == ROLLED_BACK:
+            self.rolled_back(f"{at} {op} {key!r}: read version {ver} (0: not found) after a failover, the model had {had}")
 
     # -- operations -------------------------------------------------------
 
@@ -168,8 +241,10 @@ class Soak:
         op = as_ + ("put" if e.certain() == 0 else "upsert")
         self.count(op)
         rc = (self.store.put if op.endswith("put") else self.store.upsert)(key, v, self.cfg)
-        if rc == 0:
-            e.acked(ver)
+        if rc == 0 and op.endswith("put"):
+            e.acked_put(ver)
+        elif rc == 0:
+            e.acked_upsert(ver)
         else:
             self.fail(op, rc)
             e.failed(ver)
@@ -213,16 +288,26 @@ class Soak:
         keys = self.batches[self.rand.randrange(GROUPS)]
         self.count("batch_is_exist", len(keys))
         for k, r in zip(keys, self.store.batch_is_exist(keys)):
-            ver = self.model[k].certain()
             if r < 0:
                 self.fail("batch_is_exist", r)
-            elif ver is not None and (r == 1) != (ver != 0):
-                self.lost(f"batch_is_exist {k!r}: {r}, the model has version {ver}")
+                continue
+            e = self.model[k]
+            had = list(e.vers)
+            v = e.exist_verdict(r == 1)
+            at = time.strftime("%H:%M:%S", time.gmtime())
+            if v == LOST:
+                self.lost(f"{at} batch_is_exist {k!r}: {r}, the model has {had}")
+            elif v == DROPPED:
+                self.stats["dropped"] += 1
+            elif v == ROLLED_BACK:
+                self.rolled_back(f"{at} batch_is_exist {k!r}: {r} after a failover, the model had {had}")
 
     def settle(self, op, keys, vers, res):
         for k, v, r in zip(keys, vers, res):
-            if r >= 0:
-                self.model[k].acked(v)
+            if r >= 0 and "_put_" in op:
+                self.model[k].acked_put(v)
+            elif r >= 0:
+                self.model[k].acked_upsert(v)
             else:
                 self.model[k].failed(v)
                 self.fail(op, r)
@@ -319,14 +404,19 @@ def main():
     ap.add_argument("--prefix", required=True)
     ap.add_argument("--cross-prefix", default="")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--ha", action="store_true")
     args = ap.parse_args()
+    PUT_AFTER_REMOVE_MAY_DROP[0] = args.ha
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+    signal.signal(signal.SIGUSR1, lambda *_: FAILOVERS.__setitem__(0, FAILOVERS[0] + 1))
     s = Soak(args.prefix, args.cross_prefix, args.seed)
     print(json.dumps({"ready": s.store.get_hostname()}), flush=True)
     last = time.monotonic()
     while not stopping:
+        began = time.monotonic()
         s.step()
+        s.stats["slowest_ms"] = max(s.stats["slowest_ms"], int((time.monotonic() - began) * 1000))
         if time.monotonic() - last >= 2:
             s.report()
             last = time.monotonic()

@@ -474,3 +474,55 @@ func TestEngineEtcdMetadata(t *testing.T) {
 }
 
 const metadataDownBound = 30 * time.Second
+
+// TestHAPutAfterRemove pins what a Put right after a Remove of the same key
+// does on an HA master, with no failover at all. With the oplog (etcd) a
+// remove keeps the object's metadata until the remove's oplog entry is
+// durable; a PutStart meanwhile gets OBJECT_ALREADY_EXISTS, which upstream's
+// client reports as success: the put is acknowledged and nothing is stored
+// (found by the HA soak). The test counts such dropped puts and checks what
+// the binding does promise: every call returns, and a read finds the new
+// value or nothing, never other bytes.
+func TestHAPutAfterRemove(t *testing.T) {
+	for _, backend := range []string{"etcd", "redis"} {
+		t.Run(backend, func(t *testing.T) {
+			_, _, _, cfg := startHA(t, backend)
+			st := openWorkers(t, cfg, 1)[0].st
+			const rounds = 200
+			dropped := 0
+			for i := 0; i < rounds; i++ {
+				key := fmt.Sprintf("ha/par/%d", i)
+				old, val := bytes.Repeat([]byte{1}, 4096), bytes.Repeat([]byte{byte(2 + i%200)}, 4096)
+				if err := st.Put(key, old); err != nil {
+					t.Fatalf("round %d: put: %v", i, err)
+				}
+				if err := st.Remove(key, true); err != nil {
+					t.Fatalf("round %d: remove: %v", i, err)
+				}
+				if err := st.Put(key, val); err != nil {
+					t.Fatalf("round %d: put after the remove: %v", i, err)
+				}
+				got, err := st.Get(key)
+				switch {
+				case errors.Is(err, mooncake.ErrObjectNotFound):
+					dropped++
+				case err != nil:
+					t.Fatalf("round %d: get: %v", i, err)
+				case !bytes.Equal(got, val):
+					t.Fatalf("round %d: read %d bytes that are not the value put", i, len(got))
+				}
+			}
+			t.Logf("%s: %d of %d puts right after a remove of the same key were acknowledged and not stored", backend, dropped, rounds)
+			// Redis has no oplog: a remove is immediate. On etcd nearly
+			// every such put is dropped at the pinned commit; when this
+			// fails, upstream has fixed it: update docs/ha.md and the
+			// soak's PutAfterRemoveMayDrop.
+			if backend == "redis" && dropped != 0 {
+				t.Errorf("redis: %d puts after a remove dropped, want none", dropped)
+			}
+			if backend == "etcd" && dropped < rounds/2 {
+				t.Errorf("etcd: %d of %d puts after a remove dropped; upstream's behaviour changed (docs/ha.md)", dropped, rounds)
+			}
+		})
+	}
+}

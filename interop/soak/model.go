@@ -5,14 +5,37 @@ import (
 	"maps"
 	"sort"
 	"strings"
+	"sync/atomic"
 )
+
+// failovers counts the master failovers this process has been told of
+// (NoteFailover). At the pinned commit a failover may roll back what the
+// old leader acknowledged: it acknowledges before the oplog entry is
+// durable in etcd, and drops the entry when its queue is full (docs/ha.md).
+var failovers atomic.Uint32
+
+// NoteFailover records that the leader is being killed: what a key held
+// before may now read as an earlier state (a rollback), not as a loss.
+func NoteFailover() { failovers.Add(1) }
+
+// PutAfterRemoveMayDrop is set on an HA master with the oplog: there, at
+// the pinned commit, Remove keeps the object's metadata until the remove's
+// oplog entry is durable, a Put of the key meanwhile gets
+// OBJECT_ALREADY_EXISTS from the master, and upstream's client reports that
+// as success (docs/ha.md). Such a put may have stored nothing, and so may
+// the upserts after it until a read finds a value.
+var PutAfterRemoveMayDrop bool
 
 // entry is what a writer knows of one of its keys: the versions it may
 // hold (0: absent). One version when the last write or remove was
 // acknowledged; each one that failed since adds the version it tried.
 type entry struct {
-	vers [4]uint32
-	n    int // 0 means {0}: never written
+	vers  [4]uint32
+	n     int    // 0 means {0}: never written
+	epoch uint32 // failovers when it was last certain
+	// mayBeDropped: the certain version was put right after a remove
+	// (PutAfterRemoveMayDrop).
+	mayBeDropped bool
 }
 
 func (e *entry) possible() []uint32 {
@@ -38,7 +61,7 @@ func (e *entry) next() uint32 {
 }
 
 // acked records an acknowledged write of ver (0: a remove).
-func (e *entry) acked(ver uint32) { *e = entry{vers: [4]uint32{ver}, n: 1} }
+func (e *entry) acked(ver uint32) { *e = entry{vers: [4]uint32{ver}, n: 1, epoch: failovers.Load()} }
 
 // failed records a write of ver (0: a remove) that returned an error: the
 // key may now hold ver too. Past four possibilities the oldest is dropped
@@ -46,7 +69,7 @@ func (e *entry) acked(ver uint32) { *e = entry{vers: [4]uint32{ver}, n: 1} }
 // near).
 func (e *entry) failed(ver uint32) {
 	if e.n == 0 {
-		e.vers[0], e.n = 0, 1
+		e.vers[0], e.n, e.epoch = 0, 1, failovers.Load()
 	}
 	if e.n == len(e.vers) {
 		copy(e.vers[:], e.vers[1:])
@@ -56,16 +79,75 @@ func (e *entry) failed(ver uint32) {
 	e.n++
 }
 
-// verdict compares what a read found (0: not found) with the model and,
-// when it is one of the possibilities, makes it the certain version.
-func (e *entry) verdict(found uint32) bool {
+// ackedPut records an acknowledged Put (write-once) of ver.
+func (e *entry) ackedPut(ver uint32) {
+	removed := e.n > 0
+	e.acked(ver)
+	e.mayBeDropped = removed && PutAfterRemoveMayDrop
+}
+
+// ackedUpsert records an acknowledged Upsert of ver: one that follows a
+// put that may have been dropped may be lost with it (the removed
+// object's metadata it lands on is erased when the remove is durable), until
+// a read finds a value.
+func (e *entry) ackedUpsert(ver uint32) {
+	keep := e.mayBeDropped
+	e.acked(ver)
+	e.mayBeDropped = keep
+}
+
+// outcome is a read's verdict.
+type outcome int
+
+const (
+	held       outcome = iota // one of the versions the key may hold
+	rolledBack                // another, but a failover came after the key was last certain
+	dropped                   // not found after a put that followed a remove (PutAfterRemoveMayDrop)
+	lost                      // another: an acknowledged write is lost
+)
+
+// verdict compares what a read found (0: not found) with the model and
+// makes it the certain version unless it is lost.
+func (e *entry) verdict(found uint32) outcome {
 	for _, v := range e.possible() {
 		if v == found {
 			e.acked(found)
-			return true
+			return held
 		}
 	}
-	return false
+	if found == 0 && e.mayBeDropped {
+		e.acked(0)
+		return dropped
+	}
+	if e.n > 0 && e.epoch < failovers.Load() {
+		e.acked(found)
+		return rolledBack
+	}
+	return lost
+}
+
+// existVerdict judges an existence check as verdict judges a read. It
+// learns no version: only "absent" becomes certain.
+func (e *entry) existVerdict(exists bool) outcome {
+	for _, v := range e.possible() {
+		if (v != 0) == exists {
+			if !exists {
+				e.acked(0)
+			}
+			return held
+		}
+	}
+	if !exists && e.mayBeDropped {
+		e.acked(0)
+		return dropped
+	}
+	if e.n > 0 && e.epoch < failovers.Load() {
+		if !exists {
+			e.acked(0)
+		}
+		return rolledBack
+	}
+	return lost
 }
 
 // Stats are one client's counters, in a form both the Go and the Python
@@ -77,9 +159,13 @@ type Stats struct {
 	Errors        map[string]int64 `json:"errors"`         // "op: CODE" -> count, per key for batches
 	Corrupt       int64            `json:"corrupt"`        // reads whose bytes are no value of their key
 	Lost          int64            `json:"lost"`           // acknowledged writes read back missing or as another version
+	RolledBack    int64            `json:"rolled_back"`    // such reads of a key last certain before a master failover
+	Dropped       int64            `json:"dropped"`        // puts after a remove read back missing (PutAfterRemoveMayDrop)
 	Leased        int64            `json:"leased"`         // removes refused because a reader held a lease
+	SlowestMs     int64            `json:"slowest_ms"`     // the slowest step: one call, or a write and its read-back
 	CorruptNotes  []string         `json:"corrupt_notes"`  // the first corrupt reads, described
 	LostNotes     []string         `json:"lost_notes"`     // the first lost writes, described
+	RolledNotes   []string         `json:"rolled_notes"`   // the first rollbacks, described
 }
 
 // NewStats returns empty counters.
@@ -105,6 +191,11 @@ func (s *Stats) lost(format string, args ...any) {
 	note(&s.LostNotes, format, args...)
 }
 
+func (s *Stats) rolledBack(format string, args ...any) {
+	s.RolledBack++
+	note(&s.RolledNotes, format, args...)
+}
+
 // Add adds o into s.
 func (s *Stats) Add(o *Stats) {
 	for k, v := range o.Ops {
@@ -119,20 +210,27 @@ func (s *Stats) Add(o *Stats) {
 	s.BytesVerified += o.BytesVerified
 	s.Corrupt += o.Corrupt
 	s.Lost += o.Lost
+	s.RolledBack += o.RolledBack
+	s.Dropped += o.Dropped
 	s.Leased += o.Leased
+	s.SlowestMs = max(s.SlowestMs, o.SlowestMs)
 	for _, n := range o.CorruptNotes {
 		note(&s.CorruptNotes, "%s", n)
 	}
 	for _, n := range o.LostNotes {
 		note(&s.LostNotes, "%s", n)
 	}
+	for _, n := range o.RolledNotes {
+		note(&s.RolledNotes, "%s", n)
+	}
 }
 
 // Clone returns a copy of s.
 func (s *Stats) Clone() *Stats {
 	c := &Stats{Ops: maps.Clone(s.Ops), Keys: maps.Clone(s.Keys), Errors: maps.Clone(s.Errors),
-		BytesVerified: s.BytesVerified, Corrupt: s.Corrupt, Lost: s.Lost, Leased: s.Leased,
-		CorruptNotes: append([]string(nil), s.CorruptNotes...), LostNotes: append([]string(nil), s.LostNotes...)}
+		BytesVerified: s.BytesVerified, Corrupt: s.Corrupt, Lost: s.Lost, Leased: s.Leased, SlowestMs: s.SlowestMs, RolledBack: s.RolledBack, Dropped: s.Dropped,
+		CorruptNotes: append([]string(nil), s.CorruptNotes...), LostNotes: append([]string(nil), s.LostNotes...),
+		RolledNotes: append([]string(nil), s.RolledNotes...)}
 	return c
 }
 

@@ -69,17 +69,17 @@ func TestModel(t *testing.T) {
 	if e.next() != 3 {
 		t.Fatalf("next %d, want 3", e.next())
 	}
-	if e.verdict(3) {
+	if e.verdict(3) != lost {
 		t.Error("version 3 accepted; it was never written")
 	}
-	if !e.verdict(2) {
+	if e.verdict(2) != held {
 		t.Error("version 2 refused")
 	}
 	if v, ok := e.certain(); !ok || v != 2 {
 		t.Errorf("after reading 2: %d %v", v, ok)
 	}
 	e.failed(0) // a failed remove: 2 or absent
-	if !e.verdict(0) {
+	if e.verdict(0) != held {
 		t.Error("absent refused after a failed remove")
 	}
 	for i := uint32(1); i <= 6; i++ {
@@ -88,4 +88,46 @@ func TestModel(t *testing.T) {
 	if got := len(e.possible()); got != 4 {
 		t.Errorf("%d possibilities kept, want 4", got)
 	}
+	// After a failover, an earlier state is a rollback, and it becomes
+	// the certain one; after the next acknowledgement, a loss again.
+	e.acked(7)
+	NoteFailover()
+	if e.verdict(5) != rolledBack {
+		t.Error("an earlier version after a failover is not a rollback")
+	}
+	if v, ok := e.certain(); !ok || v != 5 {
+		t.Errorf("after the rollback: %d %v, want 5", v, ok)
+	}
+	e.acked(8)
+	if e.verdict(0) != lost {
+		t.Error("a write acknowledged after the failover read back missing is not lost")
+	}
+	// A put after a remove read back missing: dropped only where upstream
+	// may drop it (PutAfterRemoveMayDrop), and only as "not found".
+	for _, mayDrop := range []bool{false, true} {
+		PutAfterRemoveMayDrop = mayDrop
+		var p entry
+		p.acked(0)
+		p.ackedPut(1)
+		want := map[bool]outcome{false: lost, true: dropped}[mayDrop]
+		if got := p.verdict(0); got != want {
+			t.Errorf("PutAfterRemoveMayDrop %v: a put after a remove read missing: %v, want %v", mayDrop, got, want)
+		}
+		p.acked(0)
+		p.ackedPut(2)
+		p.ackedUpsert(3)
+		if got := p.verdict(0); got != want {
+			t.Errorf("PutAfterRemoveMayDrop %v: an upsert after a put after a remove read missing: %v, want %v", mayDrop, got, want)
+		}
+		p.ackedUpsert(4) // the key was found absent: this upsert is certain
+		if got := p.verdict(0); got != lost {
+			t.Errorf("PutAfterRemoveMayDrop %v: an upsert after a read read missing: %v, want lost", mayDrop, got)
+		}
+		p.acked(0)
+		p.ackedPut(2)
+		if got := p.verdict(3); got != lost {
+			t.Errorf("PutAfterRemoveMayDrop %v: a put after a remove read as another version: %v, want lost", mayDrop, got)
+		}
+	}
+	PutAfterRemoveMayDrop = false
 }

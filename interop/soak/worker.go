@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
@@ -62,8 +65,9 @@ type Worker struct {
 	// Cross, when set, names another client's key to read (or "").
 	Cross func(r *rand.Rand) string
 
-	mu    sync.Mutex
-	stats *Stats
+	mu      sync.Mutex
+	stats   *Stats
+	slowest atomic.Int64 // ms; the step runs outside mu
 
 	// multiUpsert: the backend has the multi-buffer upsert
 	// (Capabilities.MultiBufferUpsert).
@@ -89,7 +93,9 @@ func (w *Worker) Snapshot() *Stats {
 	if w.stats == nil {
 		return NewStats()
 	}
-	return w.stats.Clone()
+	s := w.stats.Clone()
+	s.SlowestMs = w.slowest.Load()
+	return s
 }
 
 func (w *Worker) init() error {
@@ -130,26 +136,35 @@ func (w *Worker) Run(stop <-chan struct{}) error {
 			return nil
 		default:
 		}
-		switch n := r.Intn(100); {
-		case n < 20:
-			w.write(r.Intn(len(w.singles)))
-		case n < 40:
-			w.get(w.singles[r.Intn(len(w.singles))])
-		case n < 55:
-			w.batch(r.Intn(Groups))
-		case n < 70:
-			w.multi(r.Intn(Groups))
-		case n < 73:
-			w.removeLocked(w.singles[r.Intn(len(w.singles))])
-		case n < 76:
-			w.publish(r.Intn(PublishedKeys))
-		case n < 80:
-			w.exist(r)
-		default:
-			if w.Cross != nil {
-				if k := w.Cross(r); k != "" {
-					w.cross(k)
-				}
+		began := time.Now()
+		w.step(r)
+		if ms := time.Since(began).Milliseconds(); ms > w.slowest.Load() {
+			w.slowest.Store(ms)
+		}
+	}
+}
+
+// step does one random operation.
+func (w *Worker) step(r *rand.Rand) {
+	switch n := r.Intn(100); {
+	case n < 20:
+		w.write(r.Intn(len(w.singles)))
+	case n < 40:
+		w.get(w.singles[r.Intn(len(w.singles))])
+	case n < 55:
+		w.batch(r.Intn(Groups))
+	case n < 70:
+		w.multi(r.Intn(Groups))
+	case n < 73:
+		w.removeLocked(w.singles[r.Intn(len(w.singles))])
+	case n < 76:
+		w.publish(r.Intn(PublishedKeys))
+	case n < 80:
+		w.exist(r)
+	default:
+		if w.Cross != nil {
+			if k := w.Cross(r); k != "" {
+				w.cross(k)
 			}
 		}
 	}
@@ -207,8 +222,17 @@ func (w *Worker) found(op, key string, b []byte, notFound bool) {
 		w.stats.BytesVerified += int64(len(b))
 		ver = v
 	}
-	if e != nil && !e.verdict(ver) {
-		w.stats.lost("%s %q: read version %d (0: not found), the model has %v", op, key, ver, e.possible())
+	if e == nil {
+		return
+	}
+	had := slices.Clone(e.possible())
+	switch e.verdict(ver) {
+	case lost:
+		w.stats.lost("%s %s %q: read version %d (0: not found), the model has %v", stamp(), op, key, ver, had)
+	case dropped:
+		w.stats.Dropped++
+	case rolledBack:
+		w.stats.rolledBack("%s %s %q: read version %d (0: not found) after a failover, the model had %v", stamp(), op, key, ver, had)
 	}
 }
 
@@ -239,8 +263,10 @@ func (w *Worker) put(key string, size int, as string) {
 	}
 	w.count(op, 1)
 	switch err := put(key, v); {
+	case err == nil && strings.HasSuffix(op, "put"):
+		e.ackedPut(ver)
 	case err == nil:
-		e.acked(ver)
+		e.ackedUpsert(ver)
 	case strings.HasSuffix(op, "put") && errors.Is(err, mooncake.ErrObjectAlreadyExists):
 		w.stats.lost("put %q: exists, the model has it removed", key)
 		e.failed(ver)
@@ -330,12 +356,19 @@ func (w *Worker) exist(r *rand.Rand) {
 	}
 	w.res = res
 	for i, k := range keys {
-		ver, certain := w.model[k].certain()
-		switch {
-		case res[i] < 0:
+		if res[i] < 0 {
 			w.failCode("batch_is_exist", res[i])
-		case certain && (res[i] == 1) != (ver != 0):
-			w.stats.lost("batch_is_exist %q: %d, the model has version %d", k, res[i], ver)
+			continue
+		}
+		e := w.model[k]
+		had := slices.Clone(e.possible())
+		switch e.existVerdict(res[i] == 1) {
+		case lost:
+			w.stats.lost("%s batch_is_exist %q: %d, the model has %v", stamp(), k, res[i], had)
+		case dropped:
+			w.stats.Dropped++
+		case rolledBack:
+			w.stats.rolledBack("%s batch_is_exist %q: %d after a failover, the model had %v", stamp(), k, res[i], had)
 		}
 	}
 }
@@ -468,8 +501,10 @@ func (w *Worker) settle(op string, keys []string, vers []uint32, res []int64, er
 		switch {
 		case res == nil:
 			w.model[k].failed(vers[i])
+		case res[i] >= 0 && strings.Contains(op, "_put_"):
+			w.model[k].ackedPut(vers[i])
 		case res[i] >= 0:
-			w.model[k].acked(vers[i])
+			w.model[k].ackedUpsert(vers[i])
 		default:
 			w.model[k].failed(vers[i])
 			w.failCode(op, res[i])
@@ -503,3 +538,6 @@ func (w *Worker) readResult(op, key string, n int64, b []byte) {
 		w.stats.corrupt("%s %q: %d bytes read into %d", op, key, n, len(b))
 	}
 }
+
+// stamp is the wall clock in the masters' log format, for the notes.
+func stamp() string { return time.Now().UTC().Format("15:04:05.000") }
