@@ -58,9 +58,9 @@ def check(b, key):
     return ver if value(key, ver, size) == b else None
 
 
-# Master failovers this process has been told of (SIGUSR1 from the soak):
-# after one, an earlier state of a key is a rollback, not a loss
-# (interop/soak/model.go).
+# Notes of master failovers (SIGUSR1 from the soak), two per failover: its
+# window opens at the kill and closes once the clients have remounted
+# (interop/soak/model.go, failovers).
 FAILOVERS = [0]
 
 HELD, ROLLED_BACK, DROPPED, LOST = 0, 1, 2, 3
@@ -79,6 +79,7 @@ class Entry:
         self.written = False
         self.epoch = FAILOVERS[0]
         self.may_be_dropped = False
+        self.at = ""
 
     def next(self):
         return max(self.vers) + 1
@@ -88,6 +89,7 @@ class Entry:
 
     def acked(self, ver):
         self.vers = [ver]
+        self.at = time.strftime("%H:%M:%S", time.gmtime())
         self.written = True
         self.epoch = FAILOVERS[0]
         self.may_be_dropped = False
@@ -108,28 +110,34 @@ class Entry:
 
     def exist_verdict(self, exists):
         """An existence check, judged as verdict judges a read (it learns no version)."""
-        if any((v != 0) == exists for v in self.vers):
-            if not exists:
-                self.acked(0)
+        return self.judge(exists, 0, False)
+
+    def verdict(self, found):
+        return self.judge(found != 0, found, True)
+
+    def judge(self, exists, found, exact):
+        """As entry.judge in interop/soak/model.go."""
+        def match(v):
+            return v == found if exact else (v != 0) == exists
+
+        def learn():
+            if exact or not exists:
+                self.acked(found)
+
+        window = FAILOVERS[0] % 2 == 1
+        if any(match(v) for v in self.vers):
+            if not window:
+                learn()
             return HELD
         if not exists and self.may_be_dropped:
             self.acked(0)
             return DROPPED
-        if self.written and self.epoch < FAILOVERS[0]:
-            if not exists:
-                self.acked(0)
+        if window:
+            if exact:
+                self.failed(found)
             return ROLLED_BACK
-        return LOST
-
-    def verdict(self, found):
-        if found in self.vers:
-            self.acked(found)
-            return HELD
-        if found == 0 and self.may_be_dropped:
-            self.acked(0)
-            return DROPPED
         if self.written and self.epoch < FAILOVERS[0]:
-            self.acked(found)
+            learn()
             return ROLLED_BACK
         return LOST
 
@@ -211,11 +219,11 @@ class Soak:
         e = self.model.get(key)
         if e is None:
             return
-        had = list(e.vers)
+        had, since = list(e.vers), e.at
         v = e.verdict(ver)
         at = time.strftime("%H:%M:%S", time.gmtime())
         if v == LOST:
-            self.lost(f"{at} {op} {key!r}: read version {ver} (0: not found), the model has {had}")
+            self.lost(f"{at} {op} {key!r}: read version {ver} (0: not found), the model has {had} since {since}")
         elif v == DROPPED:
             self.stats["dropped"] += 1
         elif v == ROLLED_BACK:
@@ -292,11 +300,11 @@ class Soak:
                 self.fail("batch_is_exist", r)
                 continue
             e = self.model[k]
-            had = list(e.vers)
+            had, since = list(e.vers), e.at
             v = e.exist_verdict(r == 1)
             at = time.strftime("%H:%M:%S", time.gmtime())
             if v == LOST:
-                self.lost(f"{at} batch_is_exist {k!r}: {r}, the model has {had}")
+                self.lost(f"{at} batch_is_exist {k!r}: {r}, the model has {had} since {since}")
             elif v == DROPPED:
                 self.stats["dropped"] += 1
             elif v == ROLLED_BACK:

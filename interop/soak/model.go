@@ -6,17 +6,25 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
-// failovers counts the master failovers this process has been told of
-// (NoteFailover). At the pinned commit a failover may roll back what the
-// old leader acknowledged: it acknowledges before the oplog entry is
-// durable in etcd, and drops the entry when its queue is full (docs/ha.md).
+// failovers counts the notes of master failovers this process has had
+// (NoteFailover), two per failover: its window opens when the leader is
+// killed and closes once the clients have remounted at the new leader.
+// At the pinned commit a failover may roll back what was acknowledged
+// before its window closed: the leader acknowledges before the oplog entry
+// is durable in etcd and drops the entry when its queue is full, and writes
+// the new leader acknowledged before a client remounted were lost too
+// (docs/ha.md). Within the window reads may flip between states.
 var failovers atomic.Uint32
 
-// NoteFailover records that the leader is being killed: what a key held
-// before may now read as an earlier state (a rollback), not as a loss.
+// NoteFailover opens a failover's window (a leader is being killed) or
+// closes it (the clients have remounted).
 func NoteFailover() { failovers.Add(1) }
+
+// inWindow reports whether a failover's window is open.
+func inWindow() bool { return failovers.Load()%2 == 1 }
 
 // PutAfterRemoveMayDrop is set on an HA master with the oplog: there, at
 // the pinned commit, Remove keeps the object's metadata until the remove's
@@ -31,8 +39,9 @@ var PutAfterRemoveMayDrop bool
 // acknowledged; each one that failed since adds the version it tried.
 type entry struct {
 	vers  [4]uint32
-	n     int    // 0 means {0}: never written
-	epoch uint32 // failovers when it was last certain
+	n     int       // 0 means {0}: never written
+	epoch uint32    // failovers when it was last certain
+	at    time.Time // when it was last certain, for the notes
 	// mayBeDropped: the certain version was put right after a remove
 	// (PutAfterRemoveMayDrop).
 	mayBeDropped bool
@@ -61,7 +70,9 @@ func (e *entry) next() uint32 {
 }
 
 // acked records an acknowledged write of ver (0: a remove).
-func (e *entry) acked(ver uint32) { *e = entry{vers: [4]uint32{ver}, n: 1, epoch: failovers.Load()} }
+func (e *entry) acked(ver uint32) {
+	*e = entry{vers: [4]uint32{ver}, n: 1, epoch: failovers.Load(), at: time.Now()}
+}
 
 // failed records a write of ver (0: a remove) that returned an error: the
 // key may now hold ver too. Past four possibilities the oldest is dropped
@@ -109,30 +120,32 @@ const (
 // verdict compares what a read found (0: not found) with the model and
 // makes it the certain version unless it is lost.
 func (e *entry) verdict(found uint32) outcome {
-	for _, v := range e.possible() {
-		if v == found {
-			e.acked(found)
-			return held
-		}
-	}
-	if found == 0 && e.mayBeDropped {
-		e.acked(0)
-		return dropped
-	}
-	if e.n > 0 && e.epoch < failovers.Load() {
-		e.acked(found)
-		return rolledBack
-	}
-	return lost
+	return e.judge(found != 0, found, true)
 }
 
 // existVerdict judges an existence check as verdict judges a read. It
 // learns no version: only "absent" becomes certain.
 func (e *entry) existVerdict(exists bool) outcome {
+	return e.judge(exists, 0, false)
+}
+
+// judge is verdict (exact: found is the version read) and existVerdict
+// (only whether the key exists). Inside a failover's window a read that
+// matches nothing is a rollback and nothing becomes certain; after it, a
+// key last certain before it may read as an earlier state once, which
+// then becomes certain.
+func (e *entry) judge(exists bool, found uint32, exact bool) outcome {
+	match := func(v uint32) bool { return (exact && v == found) || (!exact && (v != 0) == exists) }
+	learn := func() {
+		if exact || !exists {
+			e.acked(found)
+		}
+	}
+	window := inWindow()
 	for _, v := range e.possible() {
-		if (v != 0) == exists {
-			if !exists {
-				e.acked(0)
+		if match(v) {
+			if !window {
+				learn()
 			}
 			return held
 		}
@@ -141,10 +154,14 @@ func (e *entry) existVerdict(exists bool) outcome {
 		e.acked(0)
 		return dropped
 	}
-	if e.n > 0 && e.epoch < failovers.Load() {
-		if !exists {
-			e.acked(0)
+	if window {
+		if exact {
+			e.failed(found) // it may hold what was read, too
 		}
+		return rolledBack
+	}
+	if e.n > 0 && e.epoch < failovers.Load() {
+		learn()
 		return rolledBack
 	}
 	return lost

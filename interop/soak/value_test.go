@@ -88,19 +88,36 @@ func TestModel(t *testing.T) {
 	if got := len(e.possible()); got != 4 {
 		t.Errorf("%d possibilities kept, want 4", got)
 	}
-	// After a failover, an earlier state is a rollback, and it becomes
-	// the certain one; after the next acknowledgement, a loss again.
+	// Inside a failover's window a read that matches nothing is a rollback
+	// and nothing becomes certain; after it, a key last certain before it
+	// may read as an earlier state once; a write acknowledged after it may
+	// not.
 	e.acked(7)
-	NoteFailover()
+	var f entry
+	f.acked(3)
+	NoteFailover() // the window opens
 	if e.verdict(5) != rolledBack {
-		t.Error("an earlier version after a failover is not a rollback")
+		t.Error("an earlier version inside a failover's window is not a rollback")
 	}
-	if v, ok := e.certain(); !ok || v != 5 {
-		t.Errorf("after the rollback: %d %v, want 5", v, ok)
+	if e.verdict(7) != held {
+		t.Error("the acknowledged version refused inside the window")
+	}
+	if _, ok := e.certain(); ok {
+		t.Error("a version became certain inside the window")
+	}
+	NoteFailover() // the window closes
+	if e.verdict(5) != held {
+		t.Error("a version read inside the window refused after it")
+	}
+	if f.verdict(2) != rolledBack {
+		t.Error("an earlier version of a key last certain before the window is not a rollback")
+	}
+	if v, ok := f.certain(); !ok || v != 2 {
+		t.Errorf("after the rollback: %d %v, want 2", v, ok)
 	}
 	e.acked(8)
 	if e.verdict(0) != lost {
-		t.Error("a write acknowledged after the failover read back missing is not lost")
+		t.Error("a write acknowledged after the window read back missing is not lost")
 	}
 	// A put after a remove read back missing: dropped only where upstream
 	// may drop it (PutAfterRemoveMayDrop), and only as "not found".

@@ -225,10 +225,10 @@ func (w *Worker) found(op, key string, b []byte, notFound bool) {
 	if e == nil {
 		return
 	}
-	had := slices.Clone(e.possible())
+	had, since := slices.Clone(e.possible()), e.at
 	switch e.verdict(ver) {
 	case lost:
-		w.stats.lost("%s %s %q: read version %d (0: not found), the model has %v", stamp(), op, key, ver, had)
+		w.stats.lost("%s %s %q: read version %d (0: not found), the model has %v since %s", stamp(), op, key, ver, had, since.UTC().Format("15:04:05.000"))
 	case dropped:
 		w.stats.Dropped++
 	case rolledBack:
@@ -361,10 +361,10 @@ func (w *Worker) exist(r *rand.Rand) {
 			continue
 		}
 		e := w.model[k]
-		had := slices.Clone(e.possible())
+		had, since := slices.Clone(e.possible()), e.at
 		switch e.existVerdict(res[i] == 1) {
 		case lost:
-			w.stats.lost("%s batch_is_exist %q: %d, the model has %v", stamp(), k, res[i], had)
+			w.stats.lost("%s batch_is_exist %q: %d, the model has %v since %s", stamp(), k, res[i], had, since.UTC().Format("15:04:05.000"))
 		case dropped:
 			w.stats.Dropped++
 		case rolledBack:
