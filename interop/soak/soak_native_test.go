@@ -37,7 +37,10 @@ import (
 // With MCGO_SOAK_HA=etcd (make soak-ha) the same clients run on an HA group
 // instead: two masters electing their leader in etcd (oplog on), clients on
 // etcd:// for the master and etcd metadata, and every MCGO_SOAK_FAILOVER the
-// leader is SIGKILLed and started again as a standby.
+// leader is SIGKILLed and started again as a standby. No client process is
+// restarted there: a writer's puts may land in another client's segment
+// while its own is not yet remounted at the new leader, and leave with that
+// client (docs/ha.md), which the model would count as lost.
 //
 //	MCGO_SOAK_DURATION  how long (required: the test is skipped without it)
 //	MCGO_SOAK_RESTART   restart interval (default 1m)
@@ -614,9 +617,7 @@ func TestSoak(t *testing.T) {
 	var failovers []failover
 	nextFailover := start.Add(failoverEvery)
 	if ha != "" {
-		// Restarts half-way between failovers: a client starting while no
-		// master leads is tested by Open's retry, not by every restart.
-		nextRestart = start.Add(restart / 2)
+		nextRestart = start.Add(dur + time.Hour) // no restarts (above)
 	}
 	deadline := start.Add(dur)
 	for time.Now().Before(deadline) {
@@ -662,7 +663,7 @@ func TestSoak(t *testing.T) {
 	elapsed := time.Since(start)
 
 	// Verdicts.
-	all := map[string]*Stats{"Go, long-lived (4 workers)": mainStats, "Go, restarted process (2 workers)": totals["go"], "Python (upstream's client), restarted": totals["python"]}
+	all := map[string]*Stats{"Go, long-lived (4 workers)": mainStats, "Go, client process (2 workers)": totals["go"], "Python (upstream's client)": totals["python"]}
 	for name, s := range all {
 		if s.Corrupt != 0 || s.Lost != 0 {
 			t.Errorf("%s: %d corrupt reads %q, %d lost writes %q", name, s.Corrupt, s.CorruptNotes, s.Lost, s.LostNotes)
@@ -674,7 +675,7 @@ func TestSoak(t *testing.T) {
 			t.Errorf("%s: no calls", name)
 		}
 	}
-	if want := int(dur/restart) - 1; len(restarts) < want {
+	if want := int(dur/restart) - 1; ha == "" && len(restarts) < want {
 		t.Errorf("%d restarts, want at least %d", len(restarts), want)
 	}
 	if want := int(dur/failoverEvery) - 1; ha != "" && len(failovers) < want {
@@ -725,19 +726,21 @@ func TestSoak(t *testing.T) {
 	fmt.Fprintf(&b, "A long-lived Go client (4 worker goroutines), a Go client process (2 workers) and upstream's Python client,\n")
 	fmt.Fprintf(&b, "all writing into their own segments, doing single puts/upserts/gets/removes, zero-copy batches of 16 x 16 KiB\n")
 	fmt.Fprintf(&b, "and multi-buffer batches of 8 keys x 4 x 2 KiB, `batch_is_exist`, and reads of each other's keys.\n")
-	fmt.Fprintf(&b, "Every %v one client process was restarted (%d restarts: ", restart, len(restarts))
-	for i, r := range restarts {
-		if i > 0 {
-			b.WriteString(", ")
+	if ha == "" {
+		fmt.Fprintf(&b, "Every %v one client process was restarted (%d restarts: ", restart, len(restarts))
+		for i, r := range restarts {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			how := "SIGKILL"
+			if r.graceful {
+				how = "SIGTERM"
+			}
+			fmt.Fprintf(&b, "%s %s at %v", r.kind, how, r.at.Round(time.Second))
 		}
-		how := "SIGKILL"
-		if r.graceful {
-			how = "SIGTERM"
-		}
-		fmt.Fprintf(&b, "%s %s at %v", r.kind, how, r.at.Round(time.Second))
-	}
-	fmt.Fprintf(&b, ").\n\n")
-	if ha != "" {
+		fmt.Fprintf(&b, ").\n\n")
+	} else {
+		fmt.Fprintf(&b, "No client process was restarted (the failover is the fault; restarts are `make soak-native`'s).\n")
 		fmt.Fprintf(&b, "Every %v the leader was SIGKILLed and started again as a standby (%d failovers). From the kill:\n\n", failoverEvery, len(failovers))
 		fmt.Fprintf(&b, "| at | leader killed | another master serves after | the long-lived client's first put and get after |\n|---|---|---|---|\n")
 		for _, f := range failovers {
@@ -750,7 +753,7 @@ func TestSoak(t *testing.T) {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "| client | calls | keys | bytes verified | corrupt reads | lost writes | rolled back by a failover | puts after a remove dropped | removes refused (leased) | slowest step | errors by code |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, name := range []string{"Go, long-lived (4 workers)", "Go, restarted process (2 workers)", "Python (upstream's client), restarted"} {
+	for _, name := range []string{"Go, long-lived (4 workers)", "Go, client process (2 workers)", "Python (upstream's client)"} {
 		s := all[name]
 		var keys int64
 		for _, v := range s.Keys {
