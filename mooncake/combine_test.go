@@ -27,8 +27,10 @@ func combiningOn(c *mooncake.Config) { c.Combining = mooncake.CombiningOn }
 
 // combSide is one client of a comparison: a store, a second view of it
 // (another policy object, equal in content), registered memory and memory
-// that is not registered.
+// that is not registered. Its keys have a prefix of their own, so that two
+// sides can share a live cluster.
 type combSide struct {
+	prefix    string
 	st, view  *mooncake.Store
 	mem, free *hostmem.Memory
 }
@@ -42,7 +44,8 @@ func newCombSide(t *testing.T, combining bool) *combSide {
 		mods = append(mods, combiningOn)
 	}
 	st := mooncaketest.NewCluster(t).Open(t, mods...)
-	s := &combSide{st: st, view: st.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: 1}),
+	s := &combSide{prefix: mooncaketest.Key(t, fmt.Sprintf("%v-", combining)),
+		st: st, view: st.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: 1}),
 		mem: mooncaketest.Memory(t, st, combMem), free: mooncaketest.Memory(t, nil, combMem)}
 	mooncaketest.Fill(s.mem.Bytes()[:combMem/2], 7) // the sources of puts
 	return s
@@ -57,19 +60,32 @@ type combOp struct {
 	noCombine bool // a call that never queues (it goes alone)
 }
 
-func (o combOp) realKey(t *testing.T) string {
-	switch o.key {
+// key is the side's key of a name of combOp.key.
+func (s *combSide) key(name string) string {
+	switch name {
 	case "":
 		return ""
 	case "LONG":
 		return strings.Repeat("k", mooncake.MaxKeyLen+1)
 	}
-	return mooncaketest.Key(t, o.key)
+	return s.prefix + name
+}
+
+// norm is err with the side's key prefix taken off the key it names, so
+// that the errors of two sides compare equal.
+func (s *combSide) norm(err error) error {
+	var me *mooncake.Error
+	if !errors.As(err, &me) {
+		return err
+	}
+	c := *me
+	c.Key = strings.TrimPrefix(c.Key, s.prefix)
+	return &c
 }
 
 // do makes the call on side s and returns its result (size, 1/0, or 0 for
 // puts) and error.
-func (s *combSide) do(t *testing.T, op mooncake.Op, o combOp) (int64, error) {
+func (s *combSide) do(op mooncake.Op, o combOp) (int64, error) {
 	m := s.mem
 	if o.free {
 		m = s.free
@@ -79,7 +95,7 @@ func (s *combSide) do(t *testing.T, op mooncake.Op, o combOp) (int64, error) {
 	if o.other {
 		st = s.view
 	}
-	k := o.realKey(t)
+	k := s.key(o.key)
 	switch op {
 	case mooncake.OpGetInto:
 		return st.Raw().GetInto(k, addr, uint64(o.size))
@@ -148,14 +164,15 @@ func TestCombiningEqualsSingle(t *testing.T) {
 			on, off := newCombSide(t, true), newCombSide(t, false)
 			for i, side := range []*combSide{on, off} {
 				for j, k := range present {
-					require.NoError(t, side.st.Raw().PutFrom(mooncaketest.Key(t, k), side.mem.Addr()+uintptr(j*5000), uint64(2000+j*1000)), "side %d", i)
+					require.NoError(t, side.st.Raw().PutFrom(side.key(k), side.mem.Addr()+uintptr(j*5000), uint64(2000+j*1000)), "side %d", i)
 				}
 			}
 			// Alone, one after the other.
 			want := make([]int64, len(tc.ops))
 			wantErr := make([]error, len(tc.ops))
 			for i, o := range tc.ops {
-				want[i], wantErr[i] = off.do(t, tc.op, o)
+				want[i], wantErr[i] = off.do(tc.op, o)
+				wantErr[i] = off.norm(wantErr[i])
 			}
 			// Queued behind a pretend crossing, in order, then released.
 			got := make([]int64, len(tc.ops))
@@ -169,7 +186,8 @@ func TestCombiningEqualsSingle(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					defer close(done)
-					got[i], gotErr[i] = on.do(t, tc.op, o)
+					got[i], gotErr[i] = on.do(tc.op, o)
+					gotErr[i] = on.norm(gotErr[i])
 				}()
 				if o.noCombine {
 					<-done
@@ -213,15 +231,11 @@ func TestCombiningEqualsSingle(t *testing.T) {
 				}
 			}
 			for k := range keys {
-				key := ""
-				if k != "" {
-					key = mooncaketest.Key(t, k)
-				}
-				vOn, errOn := on.st.Get(key)
-				vOff, errOff := off.st.Get(key)
-				assert.Equal(t, errOff, errOn, "get %q", k)
+				vOn, errOn := on.st.Get(on.key(k))
+				vOff, errOff := off.st.Get(off.key(k))
+				assert.Equal(t, off.norm(errOff), on.norm(errOn), "get %q", k)
 				assert.Equal(t, vOff, vOn, "value of %q", k)
-				assert.Equal(t, off.st.Remove(key, false), on.st.Remove(key, false), "remove %q (leases)", k)
+				assert.Equal(t, off.norm(off.st.Remove(off.key(k), false)), on.norm(on.st.Remove(on.key(k), false)), "remove %q (leases)", k)
 			}
 		})
 	}
