@@ -595,7 +595,31 @@ func TestCombiningStress(t *testing.T) {
 			}
 		}()
 	}
+	// Now and then a kind's queue is held, as a long crossing would hold
+	// it, so that batches form even when the scheduler runs the workers one
+	// at a time (on a busy 2-vCPU machine the calls did not always overlap).
+	stop := make(chan struct{})
+	var holder sync.WaitGroup
+	holder.Add(1)
+	go func() {
+		defer holder.Done()
+		ops := []mooncake.Op{mooncake.OpGetInto, mooncake.OpPutFrom, mooncake.OpUpsertFrom, mooncake.OpIsExist}
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			queued, release := mooncake.HoldCombining(st, ops[i%len(ops)])
+			for deadline := time.Now().Add(2 * time.Millisecond); queued() < 2 && time.Now().Before(deadline); {
+				runtime.Gosched()
+			}
+			release()
+		}
+	}()
 	wg.Wait()
+	close(stop)
+	holder.Wait()
 
 	// Every key written holds a value some write stored.
 	for i, k := range keys {
