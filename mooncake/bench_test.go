@@ -5,6 +5,8 @@ package mooncake_test
 import (
 	"fmt"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
@@ -170,4 +172,56 @@ func BenchmarkLargeObject(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkConcurrentGetInto: callers goroutines make single 4 KiB
+// zero-copy gets (GetInto) of their own keys on one store, with combining
+// off and on (docs/combining.md). cgo-calls/op shows the crossings saved,
+// combined/op the share of gets that crossed with others. On the embedded
+// engine a get is a memcpy, so the times say little about real Mooncake,
+// against which combining is to be measured.
+func BenchmarkConcurrentGetInto(b *testing.B) {
+	const size = 4096
+	for _, callers := range []int{1, 4, 16, 64} {
+		for _, mode := range []struct {
+			name string
+			m    mooncake.CombiningMode
+		}{{"off", mooncake.CombiningOff}, {"on", mooncake.CombiningOn}} {
+			b.Run(fmt.Sprintf("callers=%d/combining=%s", callers, mode.name), func(b *testing.B) {
+				st := mooncaketest.NewCluster(b).Open(b, func(c *mooncake.Config) { c.Combining = mode.m })
+				mem := mooncaketest.Memory(b, st, 2*callers*size)
+				mooncaketest.Fill(mem.Bytes(), 3)
+				keys := mooncaketest.Keys(b, "k", callers)
+				for i, k := range keys {
+					if err := st.Raw().PutFrom(k, mem.Addr()+uintptr(2*i*size), size); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.SetBytes(size)
+				b.ReportAllocs()
+				before := runtime.NumCgoCall()
+				combined := st.Stats().Op(mooncake.OpGetInto).Combined
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				b.ResetTimer()
+				for w := 0; w < callers; w++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						dst := mem.Addr() + uintptr((2*w+1)*size)
+						for next.Add(1) <= int64(b.N) {
+							if n, err := st.Raw().GetInto(keys[w], dst, size); err != nil || n != size {
+								b.Error(n, err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				reportCgo(b, before)
+				b.ReportMetric(float64(st.Stats().Op(mooncake.OpGetInto).Combined-combined)/float64(b.N), "combined/op")
+			})
+		}
+	}
 }

@@ -105,7 +105,29 @@ type Config struct {
 	// apply: the process's first backend is its only one). The binding's
 	// own setting, not in upstream's configuration file.
 	NativeLibrary string `json:"-"`
+
+	// Combining says whether single-key calls of this client that overlap
+	// in time cross into C together, as one batch call (docs/combining.md):
+	// GetInto, PutFrom, UpsertFrom and IsExist for now. Each caller still
+	// gets exactly its own result and error. The binding's own setting, not
+	// in upstream's configuration file.
+	Combining CombiningMode `json:"-"`
 }
+
+// CombiningMode is Config.Combining.
+type CombiningMode int8
+
+// Combining modes. The default is off until combining is measured against
+// real Mooncake not to lose; then it turns on, and CombiningOff stays the
+// way to turn it off.
+const (
+	CombiningDefault CombiningMode = iota // off, for now
+	CombiningOn
+	CombiningOff
+)
+
+// combining reports whether the config turns combining on.
+func (c Config) combining() bool { return c.Combining == CombiningOn }
 
 // DefaultConnectTimeout is Config.ConnectTimeout's default.
 const DefaultConnectTimeout = 5 * time.Second
@@ -376,6 +398,9 @@ func (c Config) Validate() error {
 	}
 	if _, ok := c.logLevel(); !ok {
 		return sentinelf(ErrInvalidConfig, "log_level %q: want one of %q (any case)", c.LogLevel, logLevels)
+	}
+	if c.Combining < CombiningDefault || c.Combining > CombiningOff {
+		return sentinelf(ErrInvalidConfig, "combining mode %d: want CombiningDefault, CombiningOn or CombiningOff", c.Combining)
 	}
 	if c.ConnectTimeout < 0 {
 		return sentinelf(ErrInvalidConfig, "connect timeout %v is negative", c.ConnectTimeout)

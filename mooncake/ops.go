@@ -133,31 +133,32 @@ func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
 	if s.policyError() != nil {
 		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.policyError()}
 	}
-	if !s.c().gate.Enter() {
+	c := s.c()
+	if !c.gate.Enter() {
 		return closedErr(op, key)
 	}
 	t0 := now()
-	var rc int32
+	k := combPutFrom
 	if op == OpUpsertFrom {
-		rc = s.c().handle.UpsertFrom(key, addr, size, &s.cpolicy)
-	} else {
-		rc = s.c().handle.PutFrom(key, addr, size, &s.cpolicy)
+		k = combUpsertFrom
 	}
-	s.c().stats.single(op, t0, int64(rc), size)
-	s.c().gate.Leave()
-	return codeErr(op, key, int64(rc))
+	rc, crossed := c.call(k, combCall{view: s, key: key, addr: addr, size: size})
+	c.counted(op, t0, rc, size, crossed)
+	c.gate.Leave()
+	return codeErr(op, key, rc)
 }
 
 // getInto is every single zero-copy get: it reads the object into
 // [addr, addr+size) and returns the object size.
 func (s *Store) getInto(key string, addr uintptr, size uint64) (int64, error) {
-	if !s.c().gate.Enter() {
+	c := s.c()
+	if !c.gate.Enter() {
 		return 0, closedErr(OpGetInto, key)
 	}
 	t0 := now()
-	n := s.c().handle.GetInto(key, addr, size)
-	s.c().stats.single(OpGetInto, t0, n, uint64(max(n, 0)))
-	s.c().gate.Leave()
+	n, crossed := c.call(combGetInto, combCall{key: key, addr: addr, size: size})
+	c.counted(OpGetInto, t0, n, uint64(max(n, 0)), crossed)
+	c.gate.Leave()
 	if n < 0 {
 		return 0, codeErr(OpGetInto, key, n)
 	}
@@ -166,15 +167,16 @@ func (s *Store) getInto(key string, addr uintptr, size uint64) (int64, error) {
 
 // IsExist reports whether key exists.
 func (s *Store) IsExist(key string) (bool, error) {
-	if !s.c().gate.Enter() {
+	c := s.c()
+	if !c.gate.Enter() {
 		return false, closedErr(OpIsExist, key)
 	}
 	t0 := now()
-	r := s.c().handle.IsExist(key)
-	s.c().stats.single(OpIsExist, t0, int64(r), 0)
-	s.c().gate.Leave()
+	r, crossed := c.call(combIsExist, combCall{key: key})
+	c.counted(OpIsExist, t0, r, 0, crossed)
+	c.gate.Leave()
 	if r < 0 {
-		return false, codeErr(OpIsExist, key, int64(r))
+		return false, codeErr(OpIsExist, key, r)
 	}
 	return r == 1, nil
 }

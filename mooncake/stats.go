@@ -141,6 +141,36 @@ type opCounters struct {
 	latSum                 atomic.Uint64 // nanoseconds
 	lat                    [histBuckets]atomic.Uint64
 	codes                  []atomic.Uint64 // by code slot
+	// Combining (combine.go): calls that crossed with others, the batch
+	// crossings that carried them, and their key counts.
+	combined, combinedBatches atomic.Uint64
+	batchSizes                [combineBuckets]atomic.Uint64
+}
+
+// combineBuckets are the buckets of OpStats.CombinedBatchSizes: bucket i
+// counts batches of 2^i+1 to 2^(i+1) keys (2; 3-4; ...; 65-128), the last
+// also any larger.
+const combineBuckets = 7
+
+// combineBucket is the bucket of a combined batch of n >= 2 keys.
+func combineBucket(n int) int {
+	return min(max(bits.Len(uint(n-1))-1, 0), combineBuckets-1)
+}
+
+// combinedBatch records one batch crossing of n combined calls of op.
+func (t *statsTable) combinedBatch(op Op, n int) {
+	if o := t.counters(op); o != nil {
+		o.combinedBatches.Add(1)
+		o.batchSizes[combineBucket(n)].Add(1)
+	}
+}
+
+// combinedCall records that one call of op crossed in a combined batch
+// (its call, keys and bytes are counted by single, as a lone call's).
+func (t *statsTable) combinedCall(op Op) {
+	if o := t.counters(op); o != nil {
+		o.combined.Add(1)
+	}
 }
 
 type statsTable struct {
@@ -263,7 +293,8 @@ func (s Stats) Op(op Op) OpStats {
 			return o
 		}
 	}
-	return OpStats{Op: op, Latency: Histogram{Bounds: slices.Clone(latencyBounds), Counts: make([]uint64, histBuckets)}}
+	return OpStats{Op: op, Latency: Histogram{Bounds: slices.Clone(latencyBounds), Counts: make([]uint64, histBuckets)},
+		CombinedBatchSizes: make([]uint64, combineBuckets)}
 }
 
 // OpStats are one operation's counters.
@@ -282,6 +313,15 @@ type OpStats struct {
 	// binding's table does not know.
 	Errors  map[ErrorCode]uint64
 	Latency Histogram
+	// Combined counts the calls that crossed into C in one batch with other
+	// callers' calls (Config.Combining), a subset of Calls, each counted
+	// above as if made alone (its latency includes its wait).
+	// CombinedBatches counts the batch crossings that carried them, and
+	// CombinedBatchSizes their key counts: element i counts batches of
+	// 2^i+1 to 2^(i+1) keys (2; 3-4; 5-8; ...; 65-128). Zero without
+	// combining.
+	Combined, CombinedBatches uint64
+	CombinedBatchSizes        []uint64
 }
 
 // Histogram is a latency histogram: Counts[i] calls took at most
@@ -340,7 +380,12 @@ func (t *statsTable) snapshot() Stats {
 		st := OpStats{
 			Op: statOps[i], Calls: calls, Keys: o.keys.Load(), Bytes: o.bytes.Load(),
 			FailedCalls: o.failedCalls.Load(), FailedKeys: o.failedKey.Load(),
-			Latency: Histogram{Bounds: slices.Clone(latencyBounds), Counts: make([]uint64, histBuckets), Sum: time.Duration(o.latSum.Load())},
+			Latency:  Histogram{Bounds: slices.Clone(latencyBounds), Counts: make([]uint64, histBuckets), Sum: time.Duration(o.latSum.Load())},
+			Combined: o.combined.Load(), CombinedBatches: o.combinedBatches.Load(),
+			CombinedBatchSizes: make([]uint64, combineBuckets),
+		}
+		for j := range o.batchSizes {
+			st.CombinedBatchSizes[j] = o.batchSizes[j].Load()
 		}
 		for j := range o.lat {
 			st.Latency.Counts[j] = o.lat[j].Load()

@@ -49,6 +49,9 @@ type conn struct {
 	mems  map[uintptr]*hostmem.Memory
 	// stats counts the calls (Store.Stats); nil on the closed connection.
 	stats *statsTable
+	// comb queues overlapping single-key calls (combine.go); nil when
+	// Config.Combining is off.
+	comb *combiner
 	// getSessions owns each key of a live GetSession (sessions.go).
 	sessMu      sync.Mutex
 	getSessions map[string]*GetSession
@@ -170,6 +173,9 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 	}
 	ok = true
 	s := &Store{conn: &conn{handle: h, cfg: cfg, stats: newStatsTable(), release: release}}
+	if cfg.combining() {
+		s.conn.comb = &combiner{}
+	}
 	s.setReplicate(ReplicateConfig{})
 	return s, nil
 }

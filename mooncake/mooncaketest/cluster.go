@@ -104,6 +104,15 @@ func (c *Cluster) Config(mods ...func(*mooncake.Config)) mooncake.Config {
 	return cfg
 }
 
+// With returns a copy of the cluster whose clients open with mods applied
+// after the cluster's own settings: the conformance suite runs on it
+// unchanged, e.g. with Config.Combining on.
+func (c *Cluster) With(mods ...func(*mooncake.Config)) *Cluster {
+	d := *c
+	d.base = c.Config(mods...)
+	return &d
+}
+
 // Open connects a new client to the cluster and closes it when the test
 // ends.
 func (c *Cluster) Open(t testing.TB, mods ...func(*mooncake.Config)) *mooncake.Store {

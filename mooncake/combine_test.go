@@ -1,0 +1,645 @@
+//go:build cgo
+
+package mooncake_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
+	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
+)
+
+func combiningOn(c *mooncake.Config) { c.Combining = mooncake.CombiningOn }
+
+// combSide is one client of a comparison: a store, a second view of it
+// (another policy object, equal in content), registered memory and memory
+// that is not registered. Its keys have a prefix of their own, so that two
+// sides can share a live cluster.
+type combSide struct {
+	prefix    string
+	st, view  *mooncake.Store
+	mem, free *hostmem.Memory
+}
+
+const combMem = 1 << 20
+
+func newCombSide(t *testing.T, combining bool) *combSide {
+	t.Helper()
+	mods := []func(*mooncake.Config){}
+	if combining {
+		mods = append(mods, combiningOn)
+	}
+	st := mooncaketest.NewCluster(t).Open(t, mods...)
+	s := &combSide{prefix: mooncaketest.Key(t, fmt.Sprintf("%v-", combining)),
+		st: st, view: st.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: 1}),
+		mem: mooncaketest.Memory(t, st, combMem), free: mooncaketest.Memory(t, nil, combMem)}
+	mooncaketest.Fill(s.mem.Bytes()[:combMem/2], 7) // the sources of puts
+	return s
+}
+
+// combOp is one single-key call of a comparison.
+type combOp struct {
+	key       string // a name for mooncaketest.Key; "" the empty key, "LONG" one longer than MaxKeyLen
+	free      bool   // the buffer is in unregistered memory
+	off, size int
+	other     bool // through the second view
+	noCombine bool // a call that never queues (it goes alone)
+}
+
+// key is the side's key of a name of combOp.key.
+func (s *combSide) key(name string) string {
+	switch name {
+	case "":
+		return ""
+	case "LONG":
+		return strings.Repeat("k", mooncake.MaxKeyLen+1)
+	}
+	return s.prefix + name
+}
+
+// norm is err with the side's key prefix taken off the key it names, so
+// that the errors of two sides compare equal.
+func (s *combSide) norm(err error) error {
+	var me *mooncake.Error
+	if !errors.As(err, &me) {
+		return err
+	}
+	c := *me
+	c.Key = strings.TrimPrefix(c.Key, s.prefix)
+	return &c
+}
+
+// do makes the call on side s and returns its result (size, 1/0, or 0 for
+// puts) and error.
+func (s *combSide) do(op mooncake.Op, o combOp) (int64, error) {
+	m := s.mem
+	if o.free {
+		m = s.free
+	}
+	addr := m.Addr() + uintptr(o.off)
+	st := s.st
+	if o.other {
+		st = s.view
+	}
+	k := s.key(o.key)
+	switch op {
+	case mooncake.OpGetInto:
+		return st.Raw().GetInto(k, addr, uint64(o.size))
+	case mooncake.OpPutFrom:
+		return 0, st.Raw().PutFrom(k, addr, uint64(o.size))
+	case mooncake.OpUpsertFrom:
+		return 0, st.Raw().UpsertFrom(k, addr, uint64(o.size))
+	}
+	ok, err := st.IsExist(k)
+	if ok {
+		return 1, err
+	}
+	return 0, err
+}
+
+// TestCombiningEqualsSingle: calls queued behind a crossing and carried in
+// one batch give each caller exactly what its single call gives on a
+// client without combining (value, error with its code, key and op), leave
+// the same objects, bytes and leases, and a key queued twice (where
+// upstream's batch differs from two single calls) crosses again.
+func TestCombiningEqualsSingle(t *testing.T) {
+	present := []string{"a", "b", "c"}
+	for _, tc := range []struct {
+		name string
+		op   mooncake.Op
+		ops  []combOp
+		// batches are the sizes of the combined crossings, in order.
+		batches []int
+	}{
+		{"get_into", mooncake.OpGetInto, []combOp{
+			{key: "a", off: combMem / 2, size: 4096},
+			{key: "missing", off: combMem/2 + 4096, size: 4096},
+			{key: "b", off: combMem/2 + 8192, size: 16}, // smaller than the object
+			{key: "", off: combMem/2 + 12288, size: 4096},
+			{key: "c", free: true, off: 0, size: 4096}, // unregistered destination
+			{key: "a", off: combMem/2 + 16384, size: 8192},
+			{key: "b", off: combMem/2 + 32768, size: 4096},
+		}, []int{5, 2}},
+		{"put_from", mooncake.OpPutFrom, []combOp{
+			{key: "x", off: 0, size: 1000},
+			{key: "a", off: 1000, size: 500}, // exists: kept
+			{key: "", off: 2000, size: 10},
+			{key: "y", off: 3000, size: 3000},
+			{key: "z", free: true, off: 0, size: 100}, // unregistered source
+			{key: "x", off: 7000, size: 300},          // again: write-once keeps the first
+			{key: "w", off: 9000, size: 64, other: true},
+			{key: "v", off: 9100, size: 64, other: true},
+		}, []int{5, 2}},
+		{"upsert_from", mooncake.OpUpsertFrom, []combOp{
+			{key: "a", off: 0, size: 700},
+			{key: "n", off: 1000, size: 100},
+			{key: "a", off: 2000, size: 900}, // again: the later value wins
+			{key: "", off: 3000, size: 10},
+		}, []int{3}},
+		{"is_exist", mooncake.OpIsExist, []combOp{
+			{key: "a"}, {key: "missing"}, {key: ""}, {key: "a"}, {key: "b"},
+		}, []int{5}},
+		{"alone", mooncake.OpGetInto, []combOp{
+			{key: "LONG", off: combMem / 2, size: 4096, noCombine: true},
+			{key: "a", off: combMem / 2, size: 0, noCombine: true},
+			{key: "b", off: combMem / 2, size: 4096},
+			{key: "c", off: combMem/2 + 4096, size: 4096},
+		}, []int{2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			on, off := newCombSide(t, true), newCombSide(t, false)
+			for i, side := range []*combSide{on, off} {
+				for j, k := range present {
+					require.NoError(t, side.st.Raw().PutFrom(side.key(k), side.mem.Addr()+uintptr(j*5000), uint64(2000+j*1000)), "side %d", i)
+				}
+			}
+			// Alone, one after the other.
+			want := make([]int64, len(tc.ops))
+			wantErr := make([]error, len(tc.ops))
+			for i, o := range tc.ops {
+				want[i], wantErr[i] = off.do(tc.op, o)
+				wantErr[i] = off.norm(wantErr[i])
+			}
+			// Queued behind a pretend crossing, in order, then released.
+			got := make([]int64, len(tc.ops))
+			gotErr := make([]error, len(tc.ops))
+			queued, release := mooncake.HoldCombining(on.st, tc.op)
+			var wg sync.WaitGroup
+			n := 0
+			for i, o := range tc.ops {
+				done := make(chan struct{})
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer close(done)
+					got[i], gotErr[i] = on.do(tc.op, o)
+					gotErr[i] = on.norm(gotErr[i])
+				}()
+				if o.noCombine {
+					<-done
+					continue
+				}
+				n++
+				waitFor(t, func() bool { return queued() == n }, "call %d queued", i)
+			}
+			release()
+			wg.Wait()
+			for i, o := range tc.ops {
+				assert.Equal(t, want[i], got[i], "call %d (%s): result", i, o.key)
+				assert.Equal(t, wantErr[i], gotErr[i], "call %d (%s): error", i, o.key)
+			}
+			assert.Equal(t, off.mem.Bytes(), on.mem.Bytes(), "the bytes the calls moved")
+
+			s := on.st.Stats().Op(tc.op)
+			total := 0
+			sizes := make([]uint64, len(s.CombinedBatchSizes))
+			for _, b := range tc.batches {
+				total += b
+				sizes[bucketOf(b)]++
+			}
+			assert.EqualValues(t, total, s.Combined, "combined calls")
+			assert.EqualValues(t, len(tc.batches), s.CombinedBatches, "combined crossings")
+			assert.Equal(t, sizes, s.CombinedBatchSizes, "batch sizes")
+			so := off.st.Stats().Op(tc.op)
+			assert.Equal(t, so.Calls, s.Calls, "every call counted once")
+			assert.Equal(t, so.FailedCalls, s.FailedCalls)
+			assert.Equal(t, so.Errors, s.Errors)
+			assert.Zero(t, so.Combined+so.CombinedBatches, "no combining when off")
+
+			// The same objects, leases and bytes on both.
+			keys := map[string]bool{}
+			for _, k := range present {
+				keys[k] = true
+			}
+			for _, o := range tc.ops {
+				if o.key != "LONG" {
+					keys[o.key] = true
+				}
+			}
+			for k := range keys {
+				vOn, errOn := on.st.Get(on.key(k))
+				vOff, errOff := off.st.Get(off.key(k))
+				assert.Equal(t, off.norm(errOff), on.norm(errOn), "get %q", k)
+				assert.Equal(t, vOff, vOn, "value of %q", k)
+				assert.Equal(t, off.norm(off.st.Remove(off.key(k), false)), on.norm(on.st.Remove(on.key(k), false)), "remove %q (leases)", k)
+			}
+		})
+	}
+}
+
+// bucketOf is the CombinedBatchSizes bucket of a batch of n keys.
+func bucketOf(n int) int {
+	b := 0
+	for 2<<b < n {
+		b++
+	}
+	return b
+}
+
+// waitFor waits until cond holds, at most 10 s.
+func waitFor(t *testing.T, cond func() bool, format string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: "+format, args...)
+		}
+		runtime.Gosched()
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// TestCombiningBounds: a batch carries at most CombineMaxKeys keys and
+// CombineMaxBytes bytes; the calls left over cross in the next batch.
+func TestCombiningBounds(t *testing.T) {
+	st := mooncaketest.NewCluster(t).Open(t, combiningOn)
+	t.Run("keys", func(t *testing.T) {
+		n := mooncake.CombineMaxKeys + 5
+		queued, release := mooncake.HoldCombining(st, mooncake.OpIsExist)
+		keys := mooncaketest.Keys(t, "k", n)
+		var wg sync.WaitGroup
+		for _, k := range keys {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ok, err := st.IsExist(k)
+				assert.NoError(t, err)
+				assert.False(t, ok)
+			}()
+		}
+		waitFor(t, func() bool { return queued() == n }, "all queued")
+		release()
+		wg.Wait()
+		s := st.Stats().Op(mooncake.OpIsExist)
+		assert.EqualValues(t, 2, s.CombinedBatches)
+		assert.EqualValues(t, n, s.Combined)
+		assert.EqualValues(t, 1, s.CombinedBatchSizes[bucketOf(mooncake.CombineMaxKeys)])
+		assert.EqualValues(t, 1, s.CombinedBatchSizes[bucketOf(5)])
+	})
+	t.Run("bytes", func(t *testing.T) {
+		half := mooncake.CombineMaxBytes / 2
+		mem := mooncaketest.Memory(t, st, half+1<<20)
+		keys := mooncaketest.Keys(t, "g", 3)
+		for i, k := range keys {
+			require.NoError(t, st.Raw().PutFrom(k, mem.Addr()+uintptr(i*4096), 4096))
+		}
+		before := st.Stats().Op(mooncake.OpGetInto)
+		queued, release := mooncake.HoldCombining(st, mooncake.OpGetInto)
+		var wg sync.WaitGroup
+		for i, k := range keys {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Each destination is half the byte bound: two fit a batch.
+				n, err := st.Raw().GetInto(k, mem.Addr()+uintptr(i*(1<<19)), uint64(half))
+				assert.NoError(t, err)
+				assert.EqualValues(t, 4096, n)
+			}()
+			waitFor(t, func() bool { return queued() == i+1 }, "queued")
+		}
+		release()
+		wg.Wait()
+		s := st.Stats().Op(mooncake.OpGetInto)
+		assert.EqualValues(t, 1, s.CombinedBatches-before.CombinedBatches, "one batch of two, then one call alone")
+		assert.EqualValues(t, 2, s.Combined-before.Combined)
+	})
+}
+
+// TestCombiningCloseWhileQueued: queued calls hold the store open like
+// calls in progress: Close waits for them, each gets its real result, and
+// calls after Close get ErrClosed without queueing.
+func TestCombiningCloseWhileQueued(t *testing.T) {
+	st := mooncaketest.NewCluster(t).Open(t, combiningOn)
+	mem := mooncaketest.Memory(t, st, 1<<20)
+	keys := mooncaketest.Keys(t, "k", 8)
+	for i, k := range keys[:4] {
+		require.NoError(t, st.Raw().PutFrom(k, mem.Addr()+uintptr(i*4096), 4096))
+	}
+	queued, release := mooncake.HoldCombining(st, mooncake.OpGetInto)
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := st.Raw().GetInto(k, mem.Addr()+uintptr(512<<10+i*4096), 4096)
+			if i < 4 {
+				assert.NoError(t, err, "queued before Close: its real result")
+				assert.EqualValues(t, 4096, n)
+			} else {
+				assert.ErrorIs(t, err, mooncake.ErrObjectNotFound, "queued before Close: its real result")
+			}
+		}()
+	}
+	waitFor(t, func() bool { return queued() == len(keys) }, "all queued")
+	closed := make(chan struct{})
+	go func() {
+		_ = st.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while calls were queued")
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	wg.Wait()
+	<-closed
+	_, err := st.Raw().GetInto(keys[0], mem.Addr(), 4096)
+	assert.ErrorIs(t, err, mooncake.ErrClosed)
+	_, err = st.IsExist(keys[0])
+	assert.ErrorIs(t, err, mooncake.ErrClosed)
+}
+
+// TestCombiningAloneAllocatesNothing: a call that finds its kind idle
+// makes its single call with no allocation, as without combining.
+func TestCombiningAloneAllocatesNothing(t *testing.T) {
+	st := mooncaketest.NewCluster(t).Open(t, combiningOn)
+	mem := mooncaketest.Memory(t, st, 1<<16)
+	k := mooncaketest.Key(t, "k")
+	sp, err := mem.Span(0, 4096)
+	require.NoError(t, err)
+	dst, err := mem.Span(8192, 4096)
+	require.NoError(t, err)
+	require.NoError(t, st.PutFrom(k, sp))
+	for name, call := range map[string]func() error{
+		"GetInto":    func() error { _, err := st.GetInto(k, dst); return err },
+		"PutFrom":    func() error { return st.PutFrom(k, sp) },
+		"UpsertFrom": func() error { return st.UpsertFrom(k, sp) },
+		"IsExist":    func() error { _, err := st.IsExist(k); return err },
+	} {
+		require.NoError(t, call(), name)
+		var bad int
+		allocs := testing.AllocsPerRun(100, func() {
+			if call() != nil {
+				bad++
+			}
+		})
+		assert.Zero(t, bad, name)
+		assert.Zero(t, allocs, "%s alone allocates nothing", name)
+	}
+	for _, op := range []mooncake.Op{mooncake.OpGetInto, mooncake.OpPutFrom, mooncake.OpUpsertFrom, mooncake.OpIsExist} {
+		assert.Zero(t, st.Stats().Op(op).Combined, "%s: nothing combined", op)
+	}
+}
+
+func TestCombiningConfig(t *testing.T) {
+	cfg := mooncaketest.NewCluster(t).Config(func(c *mooncake.Config) { c.Combining = 3 })
+	assert.ErrorIs(t, cfg.Validate(), mooncake.ErrInvalidConfig)
+	_, err := mooncake.Open(cfg)
+	assert.ErrorIs(t, err, mooncake.ErrInvalidParams)
+	assert.Equal(t, mooncake.CombiningDefault, mooncake.DefaultConfig().Combining)
+	// Off by default, and when off nothing queues.
+	st := mooncaketest.NewCluster(t).Open(t)
+	_, err = st.IsExist(mooncaketest.Key(t, "k"))
+	require.NoError(t, err)
+	assert.Zero(t, st.Stats().Op(mooncake.OpIsExist).Combined)
+}
+
+// The stress test's keys and writers: every write carries a header naming
+// its key, writer, sequence number and size, and bytes derived from them,
+// so any read can be checked against the writes made so far.
+const (
+	stressKeys    = 24
+	stressWorkers = 64
+	stressHeader  = 16
+	stressMaxSize = 4096
+)
+
+// stressKey is the model of one key: counts of writes (puts and upserts)
+// and of upserts started and done, and whether a write has succeeded.
+type stressKey struct {
+	wStarted, wDone   atomic.Int64
+	upStarted, upDone atomic.Int64
+	written           atomic.Bool
+}
+
+func stressSeed(key, worker, seq uint32) uint64 {
+	return uint64(key)<<40 | uint64(worker)<<24 | uint64(seq)
+}
+
+// stressValue writes the value of (key, worker, seq) of size bytes into b.
+func stressValue(b []byte, key, worker, seq uint32) {
+	binary.LittleEndian.PutUint32(b[0:], key)
+	binary.LittleEndian.PutUint32(b[4:], worker)
+	binary.LittleEndian.PutUint32(b[8:], seq)
+	binary.LittleEndian.PutUint32(b[12:], uint32(len(b)))
+	mooncaketest.Fill(b[stressHeader:], stressSeed(key, worker, seq))
+}
+
+// stressCheck reports what is wrong with value b read for key, given the
+// sequence numbers each worker had started.
+func stressCheck(b []byte, key uint32, started []atomic.Uint32) error {
+	if len(b) < stressHeader {
+		return fmt.Errorf("%d bytes", len(b))
+	}
+	k, w, seq, n := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]),
+		binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
+	switch {
+	case k != key:
+		return fmt.Errorf("the value of key %d", k)
+	case int(n) != len(b):
+		return fmt.Errorf("%d bytes, header says %d", len(b), n)
+	case int(w) >= len(started) || seq > started[w].Load():
+		return fmt.Errorf("worker %d seq %d never started", w, seq)
+	}
+	want := make([]byte, len(b))
+	stressValue(want, k, w, seq)
+	if !bytes.Equal(want, b) {
+		return fmt.Errorf("bytes of worker %d seq %d differ", w, seq)
+	}
+	return nil
+}
+
+// TestCombiningStress: 64 goroutines mix every combined call (zero-copy
+// puts through two views, upserts, gets into large and too-small buffers,
+// existence checks, calls that fail: the empty key, a key never written, a
+// key too long) over overlapping keys; every result is checked against a
+// model of the writes, and every error has its code, key and op.
+func TestCombiningStress(t *testing.T) {
+	rounds := 150
+	if testing.Short() {
+		rounds = 30
+	}
+	st := mooncaketest.NewCluster(t).Open(t, combiningOn)
+	other := st.WithReplicateConfig(mooncake.ReplicateConfig{ReplicaNum: 1})
+	mem := mooncaketest.Memory(t, st, stressWorkers*2*stressMaxSize)
+	keys := mooncaketest.Keys(t, "s", stressKeys)
+	never := mooncaketest.Key(t, "never")
+	long := strings.Repeat("L", mooncake.MaxKeyLen+1)
+	model := make([]stressKey, stressKeys)
+	started := make([]atomic.Uint32, stressWorkers)
+	var calls [4]atomic.Int64 // get_into, put_from, upsert_from, is_exist
+	var wg sync.WaitGroup
+	for w := 0; w < stressWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 24))
+			buf := mem.Bytes()[w*2*stressMaxSize : (w+1)*2*stressMaxSize]
+			src, dst := mem.Addr()+uintptr(w*2*stressMaxSize), mem.Addr()+uintptr(w*2*stressMaxSize+stressMaxSize)
+			fail := func(format string, args ...any) {
+				t.Errorf("worker %d: "+format, append([]any{w}, args...)...)
+			}
+			shape := func(err error, op mooncake.Op, key string) {
+				var me *mooncake.Error
+				if !errors.As(err, &me) || me.Op != op || me.Key != key {
+					fail("%s %.20q: error %#v, want an *Error with its op and key", op, key, err)
+				}
+			}
+			for r := 0; r < rounds; r++ {
+				ki := rng.IntN(stressKeys)
+				k, m := keys[ki], &model[ki]
+				switch p := rng.IntN(100); {
+				case p < 30: // a write: put (either view) or upsert
+					seq := started[w].Add(1)
+					size := stressHeader + rng.IntN(stressMaxSize-stressHeader-48) + 48
+					stressValue(buf[:size], uint32(ki), uint32(w), seq)
+					upsert := p < 10
+					m.wStarted.Add(1)
+					var err error
+					switch {
+					case upsert:
+						m.upStarted.Add(1)
+						calls[2].Add(1)
+						err = st.Raw().UpsertFrom(k, src, uint64(size))
+						m.upDone.Add(1)
+					case p < 20:
+						calls[1].Add(1)
+						err = st.Raw().PutFrom(k, src, uint64(size))
+					default:
+						calls[1].Add(1)
+						err = other.Raw().PutFrom(k, src, uint64(size))
+					}
+					if err == nil {
+						m.written.Store(true)
+					}
+					m.wDone.Add(1)
+					if err != nil {
+						fail("write %q: %v", k, err)
+					}
+				case p < 80: // a get, sometimes into a buffer too small
+					small := p >= 75
+					size := uint64(stressMaxSize)
+					if small {
+						size = 16
+					}
+					existed, wDone, upDone := m.written.Load(), m.wDone.Load(), m.upDone.Load()
+					calls[0].Add(1)
+					n, err := st.Raw().GetInto(k, dst, size)
+					overlap, upOverlap := m.wStarted.Load() > wDone, m.upStarted.Load() > upDone
+					switch {
+					case err == nil && small:
+						fail("get %q into 16 bytes: %d bytes, no error", k, n)
+					case err == nil:
+						if e := stressCheck(buf[stressMaxSize:stressMaxSize+int(n)], uint32(ki), started); e != nil {
+							fail("get %q: %v", k, e)
+						}
+					case errors.Is(err, mooncake.ErrInvalidParams) && small:
+					case errors.Is(err, mooncake.ErrObjectNotFound) && (!existed || upOverlap):
+					case errors.Is(err, mooncake.ErrReplicaIsNotReady) && overlap:
+					default:
+						fail("get %q (written before: %v, writes overlapping: %v): %v", k, existed, overlap, err)
+					}
+					if err != nil {
+						shape(err, mooncake.OpGetInto, k)
+					}
+				case p < 95: // exists
+					existed, upDone := m.written.Load(), m.upDone.Load()
+					calls[3].Add(1)
+					ok, err := st.IsExist(k)
+					upOverlap := m.upStarted.Load() > upDone
+					switch {
+					case err != nil:
+						fail("exists %q: %v", k, err)
+					case ok && m.wStarted.Load() == 0:
+						fail("exists %q before any write", k)
+					case !ok && existed && !upOverlap:
+						fail("exists %q: false after a write returned, with no upsert overlapping", k)
+					}
+				case p < 97: // the empty key: refused for itself alone
+					calls[1].Add(1)
+					err := st.Raw().PutFrom("", src, 64)
+					if !errors.Is(err, mooncake.ErrInvalidParams) {
+						fail("put of the empty key: %v", err)
+					}
+					shape(err, mooncake.OpPutFrom, "")
+				case p < 99: // a key never written
+					calls[0].Add(1)
+					_, err := st.Raw().GetInto(never, dst, stressMaxSize)
+					if !errors.Is(err, mooncake.ErrObjectNotFound) {
+						fail("get of a key never written: %v", err)
+					}
+					shape(err, mooncake.OpGetInto, never)
+				default: // a key too long: refused alone, with its own error
+					calls[3].Add(1)
+					_, err := st.IsExist(long)
+					if !errors.Is(err, mooncake.ErrInvalidParams) || !errors.Is(err, mooncake.ErrKeyTooLong) {
+						fail("exists of a key too long: %v", err)
+					}
+					shape(err, mooncake.OpIsExist, long)
+				}
+			}
+		}()
+	}
+	// Now and then a kind's queue is held, as a long crossing would hold
+	// it, so that batches form even when the scheduler runs the workers one
+	// at a time (on a busy 2-vCPU machine the calls did not always overlap).
+	stop := make(chan struct{})
+	var holder sync.WaitGroup
+	holder.Add(1)
+	go func() {
+		defer holder.Done()
+		ops := []mooncake.Op{mooncake.OpGetInto, mooncake.OpPutFrom, mooncake.OpUpsertFrom, mooncake.OpIsExist}
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			queued, release := mooncake.HoldCombining(st, ops[i%len(ops)])
+			for deadline := time.Now().Add(2 * time.Millisecond); queued() < 2 && time.Now().Before(deadline); {
+				runtime.Gosched()
+			}
+			release()
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	holder.Wait()
+
+	// Every key written holds a value some write stored.
+	for i, k := range keys {
+		v, err := st.Get(k)
+		switch {
+		case err != nil && model[i].written.Load():
+			t.Errorf("key %d: %v after writes returned", i, err)
+		case err == nil:
+			if e := stressCheck(v, uint32(i), started); e != nil {
+				t.Errorf("key %d: %v", i, e)
+			}
+		}
+	}
+	s := st.Stats()
+	var combined uint64
+	for i, op := range []mooncake.Op{mooncake.OpGetInto, mooncake.OpPutFrom, mooncake.OpUpsertFrom, mooncake.OpIsExist} {
+		o := s.Op(op)
+		assert.EqualValues(t, calls[i].Load(), o.Calls, "%s: every call counted once", op)
+		combined += o.Combined
+		t.Logf("%s: %d calls, %d combined in %d batches, sizes %v", op, o.Calls, o.Combined, o.CombinedBatches, o.CombinedBatchSizes)
+	}
+	assert.NotZero(t, combined, "no call was combined: the test did not test combining")
+}

@@ -1,0 +1,30 @@
+package mooncake
+
+import "runtime"
+
+// Test hooks of combining (combine.go) for the external tests.
+
+// CombineMaxKeys and CombineMaxBytes are the bounds of a combined batch.
+const (
+	CombineMaxKeys  = combineMaxKeys
+	CombineMaxBytes = combineMaxBytes
+)
+
+// HoldCombining makes op's combining queue on st busy, as a crossing in
+// flight does, so that the combinable calls of op that follow queue.
+// queued reports how many wait; release ends the pretend crossing, and the
+// first queued call then leads a batch of those that fit. op is OpGetInto,
+// OpPutFrom, OpUpsertFrom or OpIsExist, and st has combining on.
+func HoldCombining(st *Store, op Op) (queued func() int, release func()) {
+	k := combKinds
+	for i := combKind(0); i < combKinds; i++ {
+		if i.op() == op {
+			k = i
+		}
+	}
+	q := &st.c().comb.queues[k]
+	for !q.state.CompareAndSwap(0, combBusy) {
+		runtime.Gosched()
+	}
+	return func() int { return int(q.state.Load() / combWaiter) }, q.release
+}
