@@ -152,6 +152,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the measured cases to this file")
 	fs.BoolVar(&o.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
 	fs.BoolVar(&o.list, "list", false, "print the plan file (a header line with the parameters, then one JSON case per line) and exit")
+	combining := fs.Bool("combining", false, "combine overlapping single-key calls into batch crossings (mooncake.Config.Combining; docs/combining.md)")
 	fs.BoolVar(&o.populate, "populate", true, "pre-fault registered memory (MAP_POPULATE)")
 	fs.BoolVar(&o.thp, "thp", true, "back registered memory and the memcpy reference with transparent huge pages (MADV_HUGEPAGE); upstream's segment gets them from GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (make bench-compare sets it)")
 	fs.BoolVar(&o.serve, "serve", false, "run cases named on stdin, one per line, and answer each with a JSON line (mcbench drive)")
@@ -293,6 +294,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	cfg, src, err := cluster.Config()
 	if err != nil {
 		return nil, err
+	}
+	if *combining {
+		cfg.Combining = mooncake.CombiningOn
 	}
 	o.cfg, o.source = cfg, string(src)
 	return o, nil
@@ -471,7 +475,7 @@ func (o *options) paramsJSON() map[string]any {
 		"scenarios": p.Scenarios, "apis": p.APIs, "sizes": p.Sizes, "batches": p.Batches,
 		"max_batch_bytes": p.MaxBatchBytes, "dataset_bytes": p.DatasetBytes, "max_objects": p.MaxObjects,
 		"mla_page_sizes": p.MLAPageSizes, "mha_page_sizes": p.MHAPageSizes, "hicache_pages": p.HiCachePages,
-		"multi_shapes": p.MultiShapes, "callers": p.Callers, "duration_s": o.duration.Seconds(), "warmup_s": o.warmup.Seconds(),
+		"multi_shapes": p.MultiShapes, "callers": p.Callers, "combining": o.cfg.Combining == mooncake.CombiningOn, "duration_s": o.duration.Seconds(), "warmup_s": o.warmup.Seconds(),
 		"gen_bytes": o.genBytes, "rwmixread": o.rwmixread, "seed": o.seed,
 		"segment": uint64(o.cfg.GlobalSegmentSize), "local_buffer": uint64(o.cfg.LocalBufferSize),
 		"protocol": o.cfg.Protocol, "master": o.cfg.MasterServerAddress,
