@@ -59,7 +59,7 @@ def check(b, key):
 
 
 # Notes of master failovers (SIGUSR1 from the soak), two per failover: its
-# window opens at the kill and closes once the clients have remounted
+# window opens at the kill and closes when the soak judges the clients settled
 # (interop/soak/model.go, failovers).
 FAILOVERS = [0]
 

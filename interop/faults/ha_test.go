@@ -106,6 +106,19 @@ func startHA(t *testing.T, backend string) (*testcluster.Server, []*testcluster.
 	return server, ms, leader, haConfig(ha, backend+"://"+server.Addr())
 }
 
+// faultUnderLoad runs the workers for 2 s, then kill, and marks the calls
+// from then on as after the fault; it returns when, and how to stop them.
+func faultUnderLoad(t *testing.T, workers []*worker, kill func()) (at time.Time, stop func()) {
+	var fault atomic.Int64
+	stop = runWorkers(workers, &fault)
+	t.Cleanup(stop)
+	time.Sleep(2 * time.Second)
+	kill()
+	at = time.Now()
+	fault.Store(1)
+	return at, stop
+}
+
 // recovered waits (at most bound) until every worker has put and got
 // successfully in a call that started after since, and returns how long
 // after since each first did.
@@ -196,13 +209,7 @@ func testHALeaderKilled(t *testing.T, backend string) {
 	}
 	workers := openWorkers(t, cfg, 4)
 	t.Logf("%s: five clients open and 64 objects put at %v", backend, time.Since(began).Round(time.Millisecond))
-	var fault atomic.Int64
-	stop := runWorkers(workers, &fault)
-	t.Cleanup(stop)
-	time.Sleep(2 * time.Second)
-	leader.Kill()
-	killed := time.Now()
-	fault.Store(1)
+	killed, stop := faultUnderLoad(t, workers, leader.Kill)
 
 	firstPut, firstGet := recovered(workers, killed, haRecoverBound)
 	time.Sleep(time.Second)
@@ -260,13 +267,7 @@ func TestHABackendRestarted(t *testing.T) {
 func testHABackendRestarted(t *testing.T, backend string) {
 	server, ms, _, cfg := startHA(t, backend)
 	workers := openWorkers(t, cfg, 4)
-	var fault atomic.Int64
-	stop := runWorkers(workers, &fault)
-	t.Cleanup(stop)
-	time.Sleep(2 * time.Second)
-	server.Kill()
-	down := time.Now()
-	fault.Store(1)
+	down, stop := faultUnderLoad(t, workers, server.Kill)
 
 	c := cfg
 	c.ConnectTimeout = 2 * time.Second

@@ -11,7 +11,8 @@ import (
 
 // failovers counts the notes of master failovers this process has had
 // (NoteFailover), two per failover: its window opens when the leader is
-// killed and closes once the clients have remounted at the new leader.
+// killed and closes when the soak judges the clients settled at the new
+// leader (failoverSettle after the first client's put and get there).
 // At the pinned commit a failover may roll back what was acknowledged
 // before its window closed: the leader acknowledges before the oplog entry
 // is durable in etcd and drops the entry when its queue is full, and writes
@@ -20,7 +21,7 @@ import (
 var failovers atomic.Uint32
 
 // NoteFailover opens a failover's window (a leader is being killed) or
-// closes it (the clients have remounted).
+// closes it (the clients have settled at the new leader).
 func NoteFailover() { failovers.Add(1) }
 
 // inWindow reports whether a failover's window is open.
