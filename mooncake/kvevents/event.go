@@ -70,9 +70,9 @@ const (
 	// Resubscribed: the Locator named another publisher (a new HA leader),
 	// whose sequence numbers start afresh.
 	Resubscribed
-	// Started: the first batch of a subscription; events before it were
-	// never seen. Delivered once, before the first batch, when that batch's
-	// sequence is not 1 (the publisher ran before the subscriber joined).
+	// Started: the subscription's first connection is up; whatever the
+	// publisher sent before (and until ZMQ's subscription reached it) was
+	// not seen. Reported once, before any batch.
 	Started
 )
 
@@ -91,7 +91,10 @@ func (r GapReason) String() string {
 }
 
 // Gap: events between two delivered batches may be missing. A consumer that
-// mirrors the store's contents resynchronises after one.
+// mirrors the store's contents resynchronises after one. Every connection
+// starts with one (Started, Reconnected or Resubscribed), reported when the
+// connection is up and before its first batch; SequenceGap comes just before
+// the batch that showed it.
 type Gap struct {
 	// After is the last sequence delivered before the gap (0: none on this
 	// connection); Before is the first sequence after it (0: not known yet,
