@@ -174,9 +174,9 @@ func TestStoreOperationsPublish(t *testing.T) {
 		}
 	}
 	must(st.Put(k("a"), []byte("1")))
-	must(st.Put(k("a"), []byte("2")))           // exists: write-once, nothing stored
-	must(st.Upsert(k("a"), []byte("3")))        // same size
-	must(st.Upsert(k("a"), []byte("four")))     // another size
+	must(st.Put(k("a"), []byte("2")))       // exists: write-once, nothing stored
+	must(st.Upsert(k("a"), []byte("3")))    // same size
+	must(st.Upsert(k("a"), []byte("four"))) // another size
 	must(st.PutBatch(hostmem.PackKeys(k("b0"), k("b1"), k("b2")), [][]byte{{1}, {2}, {3}}))
 	span, err := mem.Span(0, 4096)
 	must(err)
