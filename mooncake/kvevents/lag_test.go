@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 	"github.com/mooncake-go/mooncake-go/mooncake/kvevents"
 	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
 )
@@ -20,6 +21,7 @@ import (
 var (
 	lagRate    = flag.Int("kvevents.rate", 10000, "BenchmarkEventLag: puts (so events) per second")
 	lagWorkers = flag.Int("kvevents.workers", 16, "BenchmarkEventLag: goroutines putting")
+	lagBatch   = flag.Int("kvevents.batch", 1, "BenchmarkEventLag: keys per put call (PutBatch when above 1)")
 )
 
 // lagHandler records, per event of the benchmark's keys, when it arrived
@@ -60,7 +62,9 @@ func (h *lagHandler) HandleGap(g kvevents.Gap) {
 }
 
 // BenchmarkEventLag puts b.N keys at -kvevents.rate per second from
-// -kvevents.workers goroutines and measures each key's Stored event:
+// -kvevents.workers goroutines, -kvevents.batch keys per call (a batch put
+// is one RPC whose keys the master ends one by one, as SGLang's page
+// writes), and measures each key's Stored event:
 // after the master's batch timestamp (what SubscriberStats.LastLag
 // reports; the timestamp has millisecond precision, so up to 1 ms is the
 // truncation), and after the put started and returned (end to end; an
@@ -105,23 +109,44 @@ func BenchmarkEventLag(b *testing.B) {
 	value := []byte("v")
 	b.ResetTimer()
 	t0 := time.Now()
+	batch := max(1, *lagBatch)
+	calls := (n + batch - 1) / batch
 	for w := 0; w < *lagWorkers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var pk hostmem.Keys
+			values := make([][]byte, batch)
+			for j := range values {
+				values[j] = value
+			}
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
+				call := int(next.Add(1) - 1)
+				if call >= calls {
 					return
 				}
-				if d := time.Until(t0.Add(time.Duration(i) * interval)); d > 0 {
+				lo, hi := call*batch, min(n, (call+1)*batch)
+				if d := time.Until(t0.Add(time.Duration(lo) * interval)); d > 0 {
 					time.Sleep(d)
 				}
-				start[i] = time.Now().UnixNano()
-				if err := st.Put(keys[i], value); err != nil {
-					putErrs.Add(1)
+				t := time.Now().UnixNano()
+				var err error
+				if batch == 1 {
+					err = st.Put(keys[lo], value)
+				} else {
+					pk.Reset()
+					for i := lo; i < hi; i++ {
+						pk.Append(keys[i])
+					}
+					err = st.PutBatch(&pk, values[:hi-lo])
 				}
-				done[i] = time.Now().UnixNano()
+				e := time.Now().UnixNano()
+				if err != nil {
+					putErrs.Add(int64(hi - lo))
+				}
+				for i := lo; i < hi; i++ {
+					start[i], done[i] = t, e
+				}
 			}
 		}()
 	}
