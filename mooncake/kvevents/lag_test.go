@@ -33,13 +33,12 @@ var (
 // lagHandler records, per event of the benchmark's keys, when it arrived
 // and the batch's timestamp.
 type lagHandler struct {
-	prefix  string
-	recv    []atomic.Int64 // unix ns the event arrived, by key index
-	stamp   []atomic.Int64 // the batch timestamp (ms precision), unix ns
-	got     atomic.Int64
-	gaps    atomic.Int64
-	inner   *collector
-	started chan struct{}
+	prefix string
+	recv   []atomic.Int64 // unix ns the event arrived, by key index
+	stamp  []atomic.Int64 // the batch timestamp (ms precision), unix ns
+	got    atomic.Int64
+	gaps   atomic.Int64
+	inner  *collector
 }
 
 func (h *lagHandler) HandleBatch(b *kvevents.Batch) {
