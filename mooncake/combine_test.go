@@ -189,7 +189,7 @@ func TestCombiningEqualsSingle(t *testing.T) {
 		{"remove", mooncake.OpRemove, []combOp{
 			{key: "a"}, {key: "missing"}, {key: ""},
 			{key: "c", force: true, noCombine: true}, // forced: its own queue, idle
-			{key: "b"}, {key: "a"}, // again: another crossing, and gone by then
+			{key: "b"}, {key: "a"},                   // again: another crossing, and gone by then
 		}, []int{4}},
 		{"is_exist", mooncake.OpIsExist, []combOp{
 			{key: "a"}, {key: "missing"}, {key: ""}, {key: "a"}, {key: "b"},
