@@ -73,7 +73,7 @@ func (cfg Config) check() (Config, endpoints.Address, error) {
 	}
 	cfg.LocalServerName = name
 	if !cfg.Combining.Valid() {
-		return cfg, md, fmt.Errorf("Combining %d: want CombiningDefault, CombiningOn or CombiningOff", cfg.Combining)
+		return cfg, md, fmt.Errorf("combining mode %d: want CombiningDefault, CombiningOn or CombiningOff", cfg.Combining)
 	}
 	if cfg.RPCPort > 65535 {
 		return cfg, md, fmt.Errorf("RPCPort %d: want 1..65535, or 0 for upstream's default", cfg.RPCPort)
