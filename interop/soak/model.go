@@ -3,6 +3,7 @@ package soak
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -46,6 +47,9 @@ type entry struct {
 	// mayBeDropped: the certain version was put right after a remove
 	// (PutAfterRemoveMayDrop).
 	mayBeDropped bool
+	// erasable: absent is possible only because an upsert failed since the
+	// key was last certain (failedUpsert).
+	erasable bool
 }
 
 func (e *entry) possible() []uint32 {
@@ -91,6 +95,19 @@ func (e *entry) failed(ver uint32) {
 	e.n++
 }
 
+// failedUpsert records an upsert of ver that returned an error. Besides
+// what it held and ver, the key may now be absent: upstream's UpsertStart
+// erases the metadata of an object whose size changes before it allocates
+// the new size, and an allocation that fails (NO_AVAILABLE_HANDLE) leaves
+// the key erased (docs/soak.md, "A failed upsert can erase the key").
+func (e *entry) failedUpsert(ver uint32) {
+	e.failed(ver)
+	if !slices.Contains(e.possible(), 0) {
+		e.failed(0)
+		e.erasable = true
+	}
+}
+
 // ackedPut records an acknowledged Put (write-once) of ver.
 func (e *entry) ackedPut(ver uint32) {
 	removed := e.n > 0
@@ -115,6 +132,7 @@ const (
 	held       outcome = iota // one of the versions the key may hold
 	rolledBack                // another, but a failover came after the key was last certain
 	dropped                   // not found after a put that followed a remove (PutAfterRemoveMayDrop)
+	erased                    // not found after a failed upsert (failedUpsert): held, counted apart
 	lost                      // another: an acknowledged write is lost
 )
 
@@ -145,8 +163,12 @@ func (e *entry) judge(exists bool, found uint32, exact bool) outcome {
 	window := inWindow()
 	for _, v := range e.possible() {
 		if match(v) {
+			wasErased := v == 0 && e.erasable
 			if !window {
 				learn()
+			}
+			if wasErased {
+				return erased
 			}
 			return held
 		}
@@ -179,6 +201,7 @@ type Stats struct {
 	Lost          int64            `json:"lost"`           // acknowledged writes read back missing or as another version
 	RolledBack    int64            `json:"rolled_back"`    // such reads of a key last certain before a master failover
 	Dropped       int64            `json:"dropped"`        // puts after a remove read back missing (PutAfterRemoveMayDrop)
+	Erased        int64            `json:"erased"`         // keys read back missing after a failed upsert (failedUpsert)
 	Leased        int64            `json:"leased"`         // removes refused because a reader held a lease
 	SlowestMs     int64            `json:"slowest_ms"`     // the slowest step: one call, or a write and its read-back
 	CorruptNotes  []string         `json:"corrupt_notes"`  // the first corrupt reads, described
@@ -230,6 +253,7 @@ func (s *Stats) Add(o *Stats) {
 	s.Lost += o.Lost
 	s.RolledBack += o.RolledBack
 	s.Dropped += o.Dropped
+	s.Erased += o.Erased
 	s.Leased += o.Leased
 	s.SlowestMs = max(s.SlowestMs, o.SlowestMs)
 	for _, n := range o.CorruptNotes {
@@ -246,7 +270,7 @@ func (s *Stats) Add(o *Stats) {
 // Clone returns a copy of s.
 func (s *Stats) Clone() *Stats {
 	c := &Stats{Ops: maps.Clone(s.Ops), Keys: maps.Clone(s.Keys), Errors: maps.Clone(s.Errors),
-		BytesVerified: s.BytesVerified, Corrupt: s.Corrupt, Lost: s.Lost, Leased: s.Leased, SlowestMs: s.SlowestMs, RolledBack: s.RolledBack, Dropped: s.Dropped,
+		BytesVerified: s.BytesVerified, Corrupt: s.Corrupt, Lost: s.Lost, Leased: s.Leased, SlowestMs: s.SlowestMs, RolledBack: s.RolledBack, Dropped: s.Dropped, Erased: s.Erased,
 		CorruptNotes: append([]string(nil), s.CorruptNotes...), LostNotes: append([]string(nil), s.LostNotes...),
 		RolledNotes: append([]string(nil), s.RolledNotes...)}
 	return c

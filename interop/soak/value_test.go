@@ -2,6 +2,7 @@ package soak
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -81,6 +82,21 @@ func TestModel(t *testing.T) {
 	e.failed(0) // a failed remove: 2 or absent
 	if e.verdict(0) != held {
 		t.Error("absent refused after a failed remove")
+	}
+	e.acked(3)
+	e.failedUpsert(4) // 3, 4, or erased by the upsert's UpsertStart
+	if got := e.possible(); !slices.Equal(got, []uint32{3, 4, 0}) {
+		t.Errorf("after a failed upsert: %v, want [3 4 0]", got)
+	}
+	if e.verdict(0) != erased {
+		t.Error("absent after a failed upsert: not counted as erased")
+	}
+	if e.verdict(0) != held {
+		t.Error("absent once learned: not held")
+	}
+	e.failedUpsert(5) // absent already possible: not twice
+	if got := e.possible(); !slices.Equal(got, []uint32{0, 5}) {
+		t.Errorf("after a second failed upsert: %v, want [0 5]", got)
 	}
 	for i := uint32(1); i <= 6; i++ {
 		e.failed(i)
