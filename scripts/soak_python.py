@@ -79,6 +79,7 @@ class Entry:
         self.written = False
         self.epoch = FAILOVERS[0]
         self.may_be_dropped = False
+        self.removed = False
         self.erasable = False
         self.at = ""
 
@@ -96,18 +97,20 @@ class Entry:
         self.may_be_dropped = False
         self.erasable = False
 
-    def acked_put(self, ver):
-        removed = self.written
-        self.acked(ver)
-        self.may_be_dropped = removed and PUT_AFTER_REMOVE_MAY_DROP[0]
+    def acked_remove(self):
+        self.acked(0)
+        self.removed = PUT_AFTER_REMOVE_MAY_DROP[0]
 
-    def acked_upsert(self, ver):
-        keep = self.may_be_dropped
+    def acked_put(self, ver):
+        """As entry.ackedWrite: a write after an acknowledged remove may be dropped."""
         self.acked(ver)
-        self.may_be_dropped = keep
+        self.may_be_dropped = self.removed
+
+    acked_upsert = acked_put
 
     def failed(self, ver):
-        self.vers = (self.vers + [ver])[-4:]
+        if ver not in self.vers:
+            self.vers = (self.vers + [ver])[-4:]
         self.written = True
 
     def failed_upsert(self, ver):
@@ -132,6 +135,8 @@ class Entry:
         def learn():
             if exact or not exists:
                 self.acked(found)
+            if exists:
+                self.removed = False
 
         window = FAILOVERS[0] % 2 == 1
         hit = [v for v in self.vers if match(v)]
@@ -142,6 +147,7 @@ class Entry:
             return ERASED if was_erased else HELD
         if not exists and self.may_be_dropped:
             self.acked(0)
+            self.removed = False
             return DROPPED
         if window:
             if exact:
@@ -293,7 +299,7 @@ class Soak:
         rc = self.store.remove(key, False)
         e = self.model[key]
         if rc == 0:
-            e.acked(0)
+            e.acked_remove()
             return True
         if rc == NOT_FOUND:
             self.found("remove", key, None)

@@ -44,9 +44,10 @@ type entry struct {
 	n     int       // 0 means {0}: never written
 	epoch uint32    // failovers when it was last certain
 	at    time.Time // when it was last certain, for the notes
-	// mayBeDropped: the certain version was put right after a remove
-	// (PutAfterRemoveMayDrop).
-	mayBeDropped bool
+	// removed: a remove was acknowledged and no read has found a value
+	// since (PutAfterRemoveMayDrop); mayBeDropped: the certain version was
+	// written then, and may go when the remove becomes durable.
+	removed, mayBeDropped bool
 	// erasable: absent is possible only because an upsert failed since the
 	// key was last certain (failedUpsert).
 	erasable bool
@@ -74,9 +75,16 @@ func (e *entry) next() uint32 {
 	return m + 1
 }
 
-// acked records an acknowledged write of ver (0: a remove).
+// acked records that the key certainly holds ver (0: absent), as an
+// acknowledged write or a read shows. Whether a remove is pending stays.
 func (e *entry) acked(ver uint32) {
-	*e = entry{vers: [4]uint32{ver}, n: 1, epoch: failovers.Load(), at: time.Now()}
+	*e = entry{vers: [4]uint32{ver}, n: 1, epoch: failovers.Load(), at: time.Now(), removed: e.removed}
+}
+
+// ackedRemove records an acknowledged remove.
+func (e *entry) ackedRemove() {
+	e.acked(0)
+	e.removed = PutAfterRemoveMayDrop
 }
 
 // failed records a write of ver (0: a remove) that returned an error: the
@@ -86,6 +94,9 @@ func (e *entry) acked(ver uint32) {
 func (e *entry) failed(ver uint32) {
 	if e.n == 0 {
 		e.vers[0], e.n, e.epoch = 0, 1, failovers.Load()
+	}
+	if slices.Contains(e.possible(), ver) {
+		return
 	}
 	if e.n == len(e.vers) {
 		copy(e.vers[:], e.vers[1:])
@@ -108,21 +119,17 @@ func (e *entry) failedUpsert(ver uint32) {
 	}
 }
 
-// ackedPut records an acknowledged Put (write-once) of ver.
-func (e *entry) ackedPut(ver uint32) {
-	removed := e.n > 0
-	e.acked(ver)
-	e.mayBeDropped = removed && PutAfterRemoveMayDrop
-}
+// ackedPut records an acknowledged Put (write-once) of ver, and
+// ackedUpsert an Upsert: a write after an acknowledged remove, with no
+// value read since, may be dropped when the remove becomes durable (the
+// removed object's metadata it lands on is erased then; docs/ha.md).
+func (e *entry) ackedPut(ver uint32) { e.ackedWrite(ver) }
 
-// ackedUpsert records an acknowledged Upsert of ver: one that follows a
-// put that may have been dropped may be lost with it (the removed
-// object's metadata it lands on is erased when the remove is durable), until
-// a read finds a value.
-func (e *entry) ackedUpsert(ver uint32) {
-	keep := e.mayBeDropped
+func (e *entry) ackedUpsert(ver uint32) { e.ackedWrite(ver) }
+
+func (e *entry) ackedWrite(ver uint32) {
 	e.acked(ver)
-	e.mayBeDropped = keep
+	e.mayBeDropped = e.removed
 }
 
 // outcome is a read's verdict.
@@ -159,6 +166,9 @@ func (e *entry) judge(exists bool, found uint32, exact bool) outcome {
 		if exact || !exists {
 			e.acked(found)
 		}
+		if exists { // a value: no write of it was dropped
+			e.removed = false
+		}
 	}
 	window := inWindow()
 	for _, v := range e.possible() {
@@ -175,6 +185,7 @@ func (e *entry) judge(exists bool, found uint32, exact bool) outcome {
 	}
 	if !exists && e.mayBeDropped {
 		e.acked(0)
+		e.removed = false // the remove is durable now
 		return dropped
 	}
 	if window {

@@ -140,13 +140,24 @@ func TestModel(t *testing.T) {
 	for _, mayDrop := range []bool{false, true} {
 		PutAfterRemoveMayDrop = mayDrop
 		var p entry
-		p.acked(0)
+		p.ackedRemove()
 		p.ackedPut(1)
 		want := map[bool]outcome{false: lost, true: dropped}[mayDrop]
 		if got := p.verdict(0); got != want {
 			t.Errorf("PutAfterRemoveMayDrop %v: a put after a remove read missing: %v, want %v", mayDrop, got, want)
 		}
-		p.acked(0)
+		// A second remove refused (REPLICA_IS_NOT_READY: the first is not
+		// durable yet), then an upsert: dropped alike.
+		p.ackedRemove()
+		p.failed(0)
+		if _, ok := p.certain(); !ok {
+			t.Error("a failed remove of an absent key made it uncertain")
+		}
+		p.ackedUpsert(1)
+		if got := p.verdict(0); got != want {
+			t.Errorf("PutAfterRemoveMayDrop %v: an upsert after a refused remove after a remove read missing: %v, want %v", mayDrop, got, want)
+		}
+		p.ackedRemove()
 		p.ackedPut(2)
 		p.ackedUpsert(3)
 		if got := p.verdict(0); got != want {
@@ -156,7 +167,7 @@ func TestModel(t *testing.T) {
 		if got := p.verdict(0); got != lost {
 			t.Errorf("PutAfterRemoveMayDrop %v: an upsert after a read read missing: %v, want lost", mayDrop, got)
 		}
-		p.acked(0)
+		p.ackedRemove()
 		p.ackedPut(2)
 		if got := p.verdict(3); got != lost {
 			t.Errorf("PutAfterRemoveMayDrop %v: a put after a remove read as another version: %v, want lost", mayDrop, got)

@@ -323,7 +323,7 @@ func (w *Worker) remove(key string) bool {
 	e := w.model[key]
 	switch err := w.St.Remove(key, false); {
 	case err == nil:
-		e.acked(0)
+		e.ackedRemove()
 		return true
 	case errors.Is(err, mooncake.ErrObjectNotFound):
 		w.found("remove", key, nil, true)
