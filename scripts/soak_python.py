@@ -147,7 +147,6 @@ class Entry:
             return ERASED if was_erased else HELD
         if not exists and self.may_be_dropped:
             self.acked(0)
-            self.removed = False
             return DROPPED
         if window:
             if exact:

@@ -184,8 +184,9 @@ func (e *entry) judge(exists bool, found uint32, exact bool) outcome {
 		}
 	}
 	if !exists && e.mayBeDropped {
+		// Absent, but the remove may still not be durable: the next
+		// write may be dropped too (the soak saw a second put dropped).
 		e.acked(0)
-		e.removed = false // the remove is durable now
 		return dropped
 	}
 	if window {

@@ -163,9 +163,17 @@ func TestModel(t *testing.T) {
 		if got := p.verdict(0); got != want {
 			t.Errorf("PutAfterRemoveMayDrop %v: an upsert after a put after a remove read missing: %v, want %v", mayDrop, got, want)
 		}
-		p.ackedUpsert(4) // the key was found absent: this upsert is certain
+		p.ackedUpsert(4) // found absent, the remove maybe still not durable
+		if got := p.verdict(0); got != want {
+			t.Errorf("PutAfterRemoveMayDrop %v: an upsert after a dropped put read missing: %v, want %v", mayDrop, got, want)
+		}
+		p.ackedUpsert(5)
+		if p.verdict(5) != held {
+			t.Error("an upsert read back refused")
+		}
+		p.ackedUpsert(6) // a value was read since the remove: certain
 		if got := p.verdict(0); got != lost {
-			t.Errorf("PutAfterRemoveMayDrop %v: an upsert after a read read missing: %v, want lost", mayDrop, got)
+			t.Errorf("PutAfterRemoveMayDrop %v: an upsert after a value was read, read missing: %v, want lost", mayDrop, got)
 		}
 		p.ackedRemove()
 		p.ackedPut(2)
