@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"os"
 	"time"
 
 	"github.com/mooncake-go/mooncake-go/hostcache"
@@ -109,6 +110,15 @@ func (cr *caseRun) prefixLookup() (res []Result, err error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if cr.group != nil {
+		// How much the callers' requests combined (once per case, by the
+		// first caller done: the others finish within a request).
+		cr.group.shared("prefix.Stats", func() any {
+			st := l.Stats()
+			fmt.Fprintf(os.Stderr, "mcbench: %s: %d lookups in %d calls (%d combined)\n", c.Name, st.Lookups, st.Calls, st.Combined)
+			return st
+		})
 	}
 	return []Result{cr.result(rec)}, nil
 }
