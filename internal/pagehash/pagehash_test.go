@@ -60,7 +60,7 @@ func TestOnePage(t *testing.T) {
 	if bad != -1 || len(got) != 1 || got[0] != sha256.Sum256(cat(prior[:], []byte{0xff}, le64(7, 1<<33))) {
 		t.Error("wide")
 	}
-	got, bad = AppendInt64(nil, nil, []int64{7, 1 << 33, 9}, Spec{PageSize: 1, Bigram: true, Wide: true})
+	got, bad = AppendInt64[[Size]byte](nil, nil, []int64{7, 1 << 33, 9}, Spec{PageSize: 1, Bigram: true, Wide: true})
 	p0 := sha256.Sum256(cat([]byte{0xff}, le64(7, 1<<33)))
 	if bad != -1 || len(got) != 2 || got[0] != p0 || got[1] != sha256.Sum256(cat(p0[:], []byte{0xff}, le64(1<<33, 9))) {
 		t.Error("wide bigram")
