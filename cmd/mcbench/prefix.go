@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"os"
 	"time"
 
 	"github.com/mooncake-go/mooncake-go/hostcache"
@@ -116,7 +115,7 @@ func (cr *caseRun) prefixLookup() (res []Result, err error) {
 		// first caller done: the others finish within a request).
 		cr.group.shared("prefix.Stats", func() any {
 			st := l.Stats()
-			fmt.Fprintf(os.Stderr, "mcbench: %s: %d lookups in %d calls (%d combined)\n", c.Name, st.Lookups, st.Calls, st.Combined)
+			cr.prog.note(fmt.Sprintf("mcbench: %s: %d lookups in %d calls (%d combined)", c.Name, st.Lookups, st.Calls, st.Combined))
 			return st
 		})
 	}
