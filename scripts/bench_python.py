@@ -11,7 +11,9 @@ DeepSeek-V3 MLA pool and a page-first Llama-3-8B MHA pool stored and loaded
 the way SGLang's Mooncake backend does it in Python: page buffer meta, keys,
 packing, batch_is_exist, then batch_put_from(_multi_buffers) /
 batch_get_into(_multi_buffers)), the multi-buffer calls with prebuilt lists,
-and a memmove of the same bytes.
+and a memmove of the same bytes. The plan's combining twins (cases with
+"combining": true, NAME/combining) are the Go client's only: this client
+answers them with no results.
 
 Standard library plus the `mooncake.store` module only, which reading and
 listing a plan do not need. Written for this project from upstream's
@@ -63,7 +65,7 @@ LARGE_OBJECT = 1 << 20  # from this object size on, cases also time a memcpy of 
 PLAN_SCHEMA = "mcbench-plan/1"
 CASE_KEYS = {"name": str, "scenario": str, "api": str, "value_size": int, "batch": int, "buffers": int,
              "buffer_size": int, "objects": int, "timed": bool}
-CASE_OPTIONAL = {"phase": str, "pool": str, "page_size": int, "callers": int}
+CASE_OPTIONAL = {"phase": str, "pool": str, "page_size": int, "callers": int, "combining": bool}
 SETTINGS_KEYS = {"duration_s": (int, float), "warmup_s": (int, float), "gen_bytes": int, "rwmixread": int, "seed": int,
                  "segment": int, "local_buffer": int, "populate": bool, "thp": bool, "memcpy_ref": bool, "prefault": str}
 
@@ -940,6 +942,12 @@ class Bench:
         self.run = os.urandom(4).hex()
 
     def run_case(self, idx, c):
+        if c.get("combining"):
+            # A combining twin is the Go client's (its store combines
+            # concurrent single calls); upstream's Python client has no such
+            # mode, so the report holds the twin against this client's run of
+            # the same case without "/combining".
+            return []
         if c.get("callers", 1) > 1:
             return self.run_callers(idx, c)
         return self.run_one(CaseRun(self, idx, c))

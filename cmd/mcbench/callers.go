@@ -112,11 +112,13 @@ func (b *bench) runCallers(idx int, c Case) ([]Result, error) {
 		}()
 	}
 	g.ready.Wait()
+	comb0 := runs[0].combCounters()
 	cpu0 := procCPU()
 	g.t0 = time.Now()
 	close(g.start)
 	g.done.Wait()
 	window, cpu := time.Since(g.t0), procCPU()-cpu0
+	comb := runs[0].combCounters().since(comb0)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil && !errors.Is(err, errAborted) {
@@ -128,6 +130,6 @@ func (b *bench) runCallers(idx int, c Case) ([]Result, error) {
 	for _, cr := range runs {
 		all.merge(cr.rec)
 	}
-	all.window, all.cpu = int64(window), int64(cpu)
+	all.window, all.cpu, all.comb = int64(window), int64(cpu), comb
 	return []Result{all.result(c)}, nil
 }

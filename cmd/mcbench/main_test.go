@@ -68,7 +68,7 @@ func TestQuickRun(t *testing.T) {
 	if len(doc.Results) != len(plan) {
 		t.Fatalf("%d results for %d cases", len(doc.Results), len(plan))
 	}
-	concurrent := 0
+	concurrent, twins := 0, 0
 	for i, r := range doc.Results {
 		if r.Case != plan[i] {
 			t.Errorf("result %d is case %+v, want %+v", i, r.Case, plan[i])
@@ -95,9 +95,26 @@ func TestQuickRun(t *testing.T) {
 		if wantRef := r.ValueSize >= largeObject && r.Scenario != scMemcpy; wantRef != (r.MemcpyGBps > 0) {
 			t.Errorf("%s: memcpy reference %v GB/s", r.Name, r.MemcpyGBps)
 		}
+		// A twin counts its store's single-key calls over the measured
+		// window: one per request of a single-key case, none for batches.
+		var batches uint64
+		for _, n := range r.CombinedBatchSizes {
+			batches += n
+		}
+		single := r.Batch == 1 && r.Scenario != scHiSet && r.Scenario != scHiGet
+		if r.Combining {
+			twins++
+			if (single && r.SingleCalls != uint64(r.Requests)) || (!single && r.SingleCalls != 0) || r.CombinedCalls > r.SingleCalls ||
+				batches != r.CombinedBatches || r.CombinedBatches > r.CombinedCalls/2 || len(r.CombinedBatchSizes) == 0 {
+				t.Errorf("%s: %d requests, combining counters %d calls, %d combined, %d batches %v", r.Name, r.Requests, r.SingleCalls,
+					r.CombinedCalls, r.CombinedBatches, r.CombinedBatchSizes)
+			}
+		} else if r.SingleCalls != 0 || r.CombinedBatchSizes != nil {
+			t.Errorf("%s: combining counters without combining", r.Name)
+		}
 	}
-	if concurrent == 0 {
-		t.Errorf("the quick plan ran no case with several callers")
+	if concurrent == 0 || twins == 0 {
+		t.Errorf("the quick plan ran %d cases with several callers and %d combining twins", concurrent, twins)
 	}
 	if doc.Schema != schema || doc.Client != "go" || doc.Engine == "" {
 		t.Errorf("header %+v", doc)

@@ -92,6 +92,31 @@ type Case struct {
 	// threads) of a timed case, each with its own buffers and keys; 0 and 1
 	// both mean one. Objects is then each caller's dataset.
 	Callers int `json:"callers,omitempty"`
+	// Combining marks a concurrency case's twin that the Go client runs on
+	// a store opened with mooncake.Config.Combining on (Twin). Python's
+	// client and the C floor have no combining and answer it with no
+	// results; the report pairs the twin with their runs of Off.
+	Combining bool `json:"combining,omitempty"`
+}
+
+// CombiningSuffix ends the name of a combining twin.
+const CombiningSuffix = "/combining"
+
+// Twin is c run with combining on.
+func (c Case) Twin() Case {
+	c.Combining = true
+	c.Name += CombiningSuffix
+	return c
+}
+
+// Off is the case a combining twin is the twin of; c itself for any other
+// case.
+func (c Case) Off() Case {
+	if c.Combining {
+		c.Combining = false
+		c.Name = strings.TrimSuffix(c.Name, CombiningSuffix)
+	}
+	return c
 }
 
 // NumCallers is c.Callers, at least 1.
@@ -126,6 +151,9 @@ type Params struct {
 	// and tokens per page.
 	PrefixPages    int `json:"prefix_pages,omitempty"`
 	PrefixPageSize int `json:"prefix_page_size,omitempty"`
+	// Combining: every concurrency case, with one caller and with each of
+	// Callers, is followed by its combining twin (Case.Twin).
+	Combining bool `json:"combining,omitempty"`
 }
 
 // Shape is keys × buffers × bytes. Its JSON keeps the Go field names, which
@@ -151,6 +179,7 @@ func DefaultParams() Params {
 		Callers:        []int{4, 16, 64},
 		PrefixPages:    64,
 		PrefixPageSize: 64,
+		Combining:      true,
 	}
 }
 
@@ -171,13 +200,15 @@ func QuickParams() Params {
 		Callers:        []int{4},
 		PrefixPages:    8,
 		PrefixPageSize: 16,
+		Combining:      true,
 	}
 }
 
 // ConcurrencyCase reports whether c is one of the cases that the plan runs
-// again with several callers: single 4 KiB puts and gets (both APIs),
-// 1,024 x 4 KiB zero-copy batches, and HiCache MLA requests of one-token
-// pages, the calls a serving process makes from many requests at once.
+// again with several callers, and with combining on: single 4 KiB puts and
+// gets (both APIs), 1,024 x 4 KiB zero-copy batches, and HiCache MLA
+// requests of one-token pages, the calls a serving process makes from many
+// requests at once. A combining twin of such a case is one too.
 func ConcurrencyCase(c Case) bool {
 	switch c.Scenario {
 	case WritePerf, ReadPerf:
@@ -340,7 +371,22 @@ func (p Params) Plan() ([]Case, error) {
 			}
 		}
 	}
-	return append(out, swept...), nil
+	out = append(out, swept...)
+	if !p.Combining {
+		return out, nil
+	}
+	// Each twin right after its case, so that the two are measured
+	// seconds apart, as the clients of a pair are.
+	var twinned []Case
+	for _, c := range out {
+		twinned = append(twinned, c)
+		// prefix_lookup has no twin: its lookups combine in
+		// hostcache/prefix.Lookup, whatever the store's setting.
+		if ConcurrencyCase(c) && c.Scenario != PrefixLookup {
+			twinned = append(twinned, c.Twin())
+		}
+	}
+	return twinned, nil
 }
 
 // PrefixValueBytes is the size of each object of a prefix_lookup dataset:
