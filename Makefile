@@ -262,7 +262,10 @@ demo-native: native
 #       libmcgo_native.so), runs the single-call cases (with one caller and
 #       with -callers threads) and the raw multi-buffer cases, after the pair
 #       or, in every other sample, before it. The plan's concurrency cases
-#       run with -callers (default 4,16,64) goroutines / threads. Run bench-aa first: the
+#       run with -callers (default 4,16,64) goroutines / threads, and each of
+#       them (one caller included) again in the Go client with combining on
+#       (NAME/combining, held against Python's and C's runs of NAME;
+#       -combining=false in BENCH_ARGS for none). Run bench-aa first: the
 #       report's views show its docs/benchmarks-aa.json beside their ratios.
 #   make bench-aa MOONCAKE_PREFIX=... [BENCH_ROUNDS=2] [BENCH_REPEAT=1] [BENCH_ARGS=...]
 #       the same drive with the Go client on both sides (A/A): the noise floor
@@ -313,7 +316,7 @@ bench-floor-host: bench-clients
 	$(NATIVE_ENV) $(CLUSTER) -- sh -c 'for tick in "" -tick; do \
 	  GLIBC_TUNABLES=glibc.malloc.hugetlb=1 $(BENCH_BIN) drive -rounds 2 -repeat 2 -out $(abspath $(BUILD))/bench/floorhost-runs$$tick \
 	    -python $(BENCH_C) -c "$(FLOOR_HOST) $$tick" -- -master "$$MCGO_TEST_MASTER" -metadata "$$MCGO_TEST_METADATA" \
-	    -hostname 127.0.0.1 -protocol tcp -scenarios write_perf,read_perf -sizes 4KiB -batches 1 -callers 16 -duration 2s || exit 1; done'
+	    -hostname 127.0.0.1 -protocol tcp -scenarios write_perf,read_perf -sizes 4KiB -batches 1 -callers 16 -combining=false -duration 2s || exit 1; done'
 
 # -list opens no store, so the plan needs neither cgo nor a cluster.
 bench-python: require-mooncake

@@ -1,9 +1,13 @@
 package mooncake
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // Flat combining of single-key calls (docs/combining.md): single-key calls
@@ -22,6 +26,11 @@ const (
 	combPutFrom
 	combUpsertFrom
 	combIsExist
+	combGet    // copying Get / AppendGet, through the queue's staging
+	combPut    // copying Put, through the queue's staging
+	combUpsert // copying Upsert, through the queue's staging
+	combRemove
+	combRemoveForce
 	combKinds
 )
 
@@ -35,9 +44,21 @@ func (k combKind) op() Op {
 		return OpPutFrom
 	case combUpsertFrom:
 		return OpUpsertFrom
+	case combGet:
+		return OpGet
+	case combPut:
+		return OpPut
+	case combUpsert:
+		return OpUpsert
+	case combRemove, combRemoveForce:
+		return OpRemove
 	}
 	return OpIsExist
 }
+
+// copying reports whether the kind's calls take or give Go memory, which a
+// batch moves through registered staging memory the queue owns.
+func (k combKind) copying() bool { return k == combGet || k == combPut || k == combUpsert }
 
 // sharesKeys reports whether two calls of the same key may share a batch:
 // only where upstream's batch with a repeated key equals two single calls
@@ -49,6 +70,20 @@ func (k combKind) sharesKeys() bool { return k == combIsExist }
 const (
 	combineMaxKeys  = 128
 	combineMaxBytes = 16 << 20
+)
+
+// The copying calls' staging: one registered region per queue, allocated
+// at its first batch. A copying call combines only up to combineCopyMax
+// bytes (and the client's local buffer size, which bounds its single
+// call): larger values gain nothing from sharing a crossing. A combined get
+// does not know its object's size, so each gets a slot of the queue's
+// current guess (getSlotMin..combineCopyMax), and one whose object is
+// larger makes its single call after the batch.
+const (
+	combineStageBytes = 4 << 20
+	combineCopyMax    = 1 << 20
+	getSlotMin        = 4 << 10
+	getSlotStart      = 64 << 10
 )
 
 // A queue's state word: combBusy while a leader owns the queue's crossing,
@@ -68,6 +103,14 @@ type combCall struct {
 	key  string
 	addr uintptr
 	size uint64
+	// The copying calls' memory: a put's value, or the slice a get appends
+	// to; and a get's result: buf with the object appended.
+	buf []byte
+	out []byte
+	// tooBig: a get's object (of size bytes) did not fit in a slice after
+	// buf (the result is then ErrBufferOverflow). retry: a combined get whose object was
+	// larger than its staging slot; it makes its single call.
+	tooBig, retry bool
 }
 
 // combSlot is a queued call: its arguments and, once served, its result.
@@ -87,6 +130,16 @@ type combiner struct {
 	queues [combKinds]combQueue
 }
 
+// newCombiner makes the queues of a client whose local buffer (which
+// bounds its single copying calls) is localBuffer bytes.
+func newCombiner(localBuffer Size) *combiner {
+	cb := &combiner{}
+	q := &cb.queues[combGet]
+	q.slotMax = min(combineCopyMax, uint64(localBuffer))
+	q.slot = min(getSlotStart, q.slotMax)
+	return cb
+}
+
 // combQueue is one kind's queue.
 type combQueue struct {
 	state   atomic.Int64 // combBusy | waiters*combWaiter
@@ -100,12 +153,18 @@ type combQueue struct {
 	sizes []uint64
 	res   []int64
 	seen  map[string]struct{} // keys in the batch (kinds that do not share keys)
+	// stage is a copying kind's registered staging (nil if it could not be
+	// had); slot is a get's guess per call, slotMax its bound.
+	stage   *hostmem.Memory
+	slot    uint64
+	slotMax uint64
 }
 
 // call makes one single-key call of kind k and returns its result and how
 // many calls the crossing that made it carried (1: its own single call).
-func (c *conn) call(k combKind, a combCall) (int64, int) {
-	if c.comb == nil || !a.combinable(k) {
+// A copying get's slice comes back in a.out.
+func (c *conn) call(k combKind, a *combCall) (int64, int) {
+	if c.comb == nil || !a.combinable(k, c.cfg.LocalBufferSize) {
 		return c.single(k, a), 1
 	}
 	q := &c.comb.queues[k]
@@ -114,14 +173,18 @@ func (c *conn) call(k combKind, a combCall) (int64, int) {
 		q.release()
 		return r, 1
 	}
-	return q.enqueue(c, k, a)
+	r, n := q.enqueue(c, k, a)
+	if a.retry { // carried by a batch that could not serve it
+		r = c.single(k, a)
+	}
+	return r, n
 }
 
 // combinable reports whether a call may share a batch: not when the batch
 // would refuse as a whole what the single call refuses alone (a key too
 // long, a put policy with group ids or same-node placement), nor an empty
 // destination, whose refusal only the single call's checks should judge.
-func (a *combCall) combinable(k combKind) bool {
+func (a *combCall) combinable(k combKind, localBuffer Size) bool {
 	if len(a.key) > MaxKeyLen {
 		return false
 	}
@@ -130,12 +193,20 @@ func (a *combCall) combinable(k combKind) bool {
 		return a.addr != 0 && a.size > 0
 	case combPutFrom, combUpsertFrom:
 		return !a.view.cpolicy.HasGroups && !a.view.cpolicy.SameNode
+	case combPut, combUpsert:
+		// An empty value, or one larger than the local buffer, is refused
+		// by the single call alone.
+		n := uint64(len(a.buf))
+		return n > 0 && n <= combineCopyMax && n <= uint64(localBuffer) &&
+			!a.view.cpolicy.HasGroups && !a.view.cpolicy.SameNode
+	case combGet:
+		return uint64(localBuffer) >= getSlotMin
 	}
 	return true
 }
 
 // single makes a call alone: the call the binding makes without combining.
-func (c *conn) single(k combKind, a combCall) int64 {
+func (c *conn) single(k combKind, a *combCall) int64 {
 	switch k {
 	case combGetInto:
 		return c.handle.GetInto(a.key, a.addr, a.size)
@@ -143,13 +214,41 @@ func (c *conn) single(k combKind, a combCall) int64 {
 		return int64(c.handle.PutFrom(a.key, a.addr, a.size, &a.view.cpolicy))
 	case combUpsertFrom:
 		return int64(c.handle.UpsertFrom(a.key, a.addr, a.size, &a.view.cpolicy))
+	case combGet:
+		return c.getCopy(a)
+	case combPut:
+		return int64(c.handle.Put(a.key, a.buf, &a.view.cpolicy))
+	case combUpsert:
+		return int64(c.handle.Upsert(a.key, a.buf, &a.view.cpolicy))
+	case combRemove, combRemoveForce:
+		return int64(c.handle.Remove(a.key, k == combRemoveForce))
 	}
 	return int64(c.handle.IsExist(a.key))
 }
 
+// getCopy is the single copying get: one read, held by the library while
+// a.buf grows to take the object.
+func (c *conn) getCopy(a *combCall) int64 {
+	size, h := c.handle.GetBegin(a.key)
+	if size < 0 {
+		return size
+	}
+	out, ok := growForGet(a.buf, size)
+	if !ok {
+		cstore.GetFinish(h, nil) // release the held read
+		a.tooBig, a.size = true, uint64(size)
+		return int64(ErrBufferOverflow)
+	}
+	if rc := cstore.GetFinish(h, out[len(a.buf):]); rc != 0 {
+		return int64(rc)
+	}
+	a.out = out
+	return size
+}
+
 // enqueue queues a call while a crossing is under way and waits for its
 // result, or for the lead of the next crossing.
-func (q *combQueue) enqueue(c *conn, k combKind, a combCall) (int64, int) {
+func (q *combQueue) enqueue(c *conn, k combKind, a *combCall) (int64, int) {
 	q.mu.Lock()
 	for {
 		st := q.state.Load()
@@ -167,7 +266,7 @@ func (q *combQueue) enqueue(c *conn, k combKind, a combCall) (int64, int) {
 		}
 	}
 	sl := combSlots.Get().(*combSlot)
-	sl.combCall = a
+	sl.combCall = *a
 	q.waiting = append(q.waiting, sl)
 	q.mu.Unlock()
 	<-sl.wake
@@ -175,7 +274,8 @@ func (q *combQueue) enqueue(c *conn, k combKind, a combCall) (int64, int) {
 		q.lead(c, k, sl)
 	}
 	r, n := sl.res, sl.n
-	*sl = combSlot{wake: sl.wake} // keep no key or view alive in the pool
+	a.out, a.tooBig, a.retry, a.size = sl.out, sl.tooBig, sl.retry, sl.size
+	*sl = combSlot{wake: sl.wake} // keep no key, view or memory alive in the pool
 	combSlots.Put(sl)
 	return r, n
 }
@@ -204,9 +304,17 @@ func (q *combQueue) release() {
 func (q *combQueue) lead(c *conn, k combKind, own *combSlot) {
 	var arr [combineMaxKeys]*combSlot
 	batch := q.take(k, append(arr[:0], own))
-	if len(batch) == 1 {
-		own.res, own.n = c.single(k, own.combCall), 1
+	if len(batch) == 1 || (k.copying() && !q.staged()) {
+		// Alone, or no staging: each call makes its single call (the
+		// others after their wake-up, as retries).
+		own.res, own.n = c.single(k, &own.combCall), 1
+		for _, sl := range batch[1:] {
+			sl.retry = true
+		}
 		q.release()
+		for _, sl := range batch[1:] {
+			sl.wake <- struct{}{}
+		}
 		return
 	}
 	q.cross(c, k, batch)
@@ -223,7 +331,11 @@ func (q *combQueue) lead(c *conn, k combKind, own *combSlot) {
 // order.
 func (q *combQueue) take(k combKind, batch []*combSlot) []*combSlot {
 	own := batch[0]
-	bytes := own.size
+	bytes := q.bytesOf(k, own)
+	maxBytes := uint64(combineMaxBytes)
+	if k.copying() {
+		maxBytes = combineStageBytes
+	}
 	unique := !k.sharesKeys()
 	if unique {
 		if q.seen == nil {
@@ -234,8 +346,9 @@ func (q *combQueue) take(k combKind, batch []*combSlot) []*combSlot {
 	q.mu.Lock()
 	kept := q.waiting[:0]
 	for _, sl := range q.waiting {
+		n := q.bytesOf(k, sl)
 		fits := len(batch) < combineMaxKeys && sl.view == own.view &&
-			sl.size <= combineMaxBytes && bytes <= combineMaxBytes-sl.size
+			n <= maxBytes && bytes <= maxBytes-n
 		if fits && unique {
 			_, dup := q.seen[sl.key]
 			fits = !dup
@@ -245,7 +358,7 @@ func (q *combQueue) take(k combKind, batch []*combSlot) []*combSlot {
 			continue
 		}
 		batch = append(batch, sl)
-		bytes += sl.size
+		bytes += n
 		if unique {
 			q.seen[sl.key] = struct{}{}
 		}
@@ -265,22 +378,33 @@ func (q *combQueue) take(k combKind, batch []*combSlot) []*combSlot {
 func (q *combQueue) cross(c *conn, k combKind, batch []*combSlot) {
 	q.keys, q.offs = q.keys[:0], append(q.offs[:0], 0)
 	q.addrs, q.sizes = q.addrs[:0], q.sizes[:0]
+	var off uint64
 	for _, sl := range batch {
 		q.keys = append(q.keys, sl.key...)
 		q.offs = append(q.offs, uint64(len(q.keys)))
-		q.addrs = append(q.addrs, sl.addr)
-		q.sizes = append(q.sizes, sl.size)
+		addr, size := sl.addr, sl.size
+		if k.copying() { // carve the staging: puts copy their values in
+			addr, size = q.stage.Addr()+uintptr(off), q.bytesOf(k, sl)
+			if k != combGet {
+				copy(q.stage.Bytes()[off:], sl.buf)
+			}
+			off += size
+		}
+		q.addrs = append(q.addrs, addr)
+		q.sizes = append(q.sizes, size)
 	}
 	q.res = resultsFor(q.res, len(batch))
 	h := c.handle
 	var rc int32
 	switch k {
-	case combGetInto:
+	case combGetInto, combGet:
 		rc = h.BatchGetInto(q.keys, q.offs, q.addrs, q.sizes, q.res)
-	case combPutFrom:
+	case combPutFrom, combPut:
 		rc = h.BatchPutFrom(q.keys, q.offs, q.addrs, q.sizes, &batch[0].view.cpolicy, q.res)
-	case combUpsertFrom:
+	case combUpsertFrom, combUpsert:
 		rc = h.BatchUpsertFrom(q.keys, q.offs, q.addrs, q.sizes, &batch[0].view.cpolicy, q.res)
+	case combRemove, combRemoveForce:
+		rc = h.BatchRemove(q.keys, q.offs, k == combRemoveForce, q.res)
 	default:
 		rc = h.BatchIsExist(q.keys, q.offs, q.res)
 	}
@@ -291,6 +415,96 @@ func (q *combQueue) cross(c *conn, k combKind, batch []*combSlot) {
 			sl.res = int64(rc)
 		} else {
 			sl.res = q.res[i]
+		}
+	}
+	if k == combGet && rc == 0 {
+		q.deliverGets(batch)
+	}
+}
+
+// bytesOf is what a call takes of a batch's byte bound: its buffer, or a
+// copying get's staging slot.
+func (q *combQueue) bytesOf(k combKind, sl *combSlot) uint64 {
+	switch k {
+	case combGet:
+		return q.slot
+	case combPut, combUpsert:
+		return uint64(len(sl.buf))
+	}
+	return sl.size
+}
+
+// stageAll gives each copying queue its registered staging, at Open:
+// registering while other calls of the client transfer is a race inside
+// upstream's client (docs/combining.md, "Staging"). A queue whose staging
+// cannot be had lets its calls go alone.
+func (cb *combiner) stageAll(c *conn) {
+	for k := range combKinds {
+		if !k.copying() {
+			continue
+		}
+		m, err := hostmem.Alloc(combineStageBytes, hostmem.Options{})
+		if err != nil {
+			continue
+		}
+		if c.handle.RegisterBuffer(m.Addr(), m.Size()) != 0 {
+			_ = m.Free()
+			continue
+		}
+		cb.queues[k].stage = m
+	}
+}
+
+// staged reports whether a copying queue has its staging.
+func (q *combQueue) staged() bool { return q.stage != nil }
+
+// deliverGets copies each combined get's object out of the staging into
+// its caller's slice before the staging is reused, and adapts the slot
+// size: a get whose object was larger than its slot (upstream answers
+// INVALID_PARAMS) makes its single call instead, and the next batches give
+// larger slots.
+func (q *combQueue) deliverGets(batch []*combSlot) {
+	stage := q.stage.Bytes()
+	largest, retried := uint64(0), false
+	for i, sl := range batch {
+		r := sl.res
+		switch {
+		case r == int64(ErrInvalidParams):
+			sl.retry, retried = true, true
+		case r >= 0:
+			largest = max(largest, uint64(r))
+			out, ok := growForGet(sl.buf, r)
+			if !ok {
+				sl.tooBig, sl.size, sl.res = true, uint64(r), int64(ErrBufferOverflow)
+				continue
+			}
+			lo := q.addrs[i] - q.stage.Addr()
+			copy(out[len(sl.buf):], stage[lo:lo+uintptr(r)])
+			sl.out = out
+		}
+	}
+	if retried {
+		q.slot = min(q.slot*4, q.slotMax)
+	} else {
+		q.slot = max(getSlotMin, min(ceilPow2(largest), q.slotMax))
+	}
+}
+
+// ceilPow2 is the least power of two ≥ n (1 for 0).
+func ceilPow2(n uint64) uint64 {
+	if n <= 1 {
+		return 1
+	}
+	return 1 << bits.Len64(n-1)
+}
+
+// freeStages ends the staging of every queue; Close calls it once the
+// client (and with it every registration) is gone.
+func (cb *combiner) freeStages() {
+	for i := range cb.queues {
+		if m := cb.queues[i].stage; m != nil {
+			_ = m.Free()
+			cb.queues[i].stage = nil
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mooncake-go/mooncake-go/mooncake/transfer"
 	"math"
 	"os"
 	"strconv"
@@ -34,7 +35,11 @@ type Config struct {
 	// cluster (0 = none). Env MOONCAKE_GLOBAL_SEGMENT_SIZE. Default 4gb.
 	GlobalSegmentSize Size `json:"global_segment_size"`
 	// LocalBufferSize is the client's staging buffer, used by the copying
-	// Put/Get. Env MOONCAKE_LOCAL_BUFFER_SIZE. Default 16mb.
+	// Put/Get. Env MOONCAKE_LOCAL_BUFFER_SIZE. Default 16mb. 0 = none: the
+	// copying calls then fail with ErrInvalidParams, as upstream's do. With
+	// GlobalSegmentSize 0 too, the client mounts and registers nothing and
+	// only asks (existence checks, zero-copy calls into memory it
+	// registers): a router's query-only client (docs/prefix.md).
 	LocalBufferSize Size `json:"local_buffer_size"`
 	// Protocol is "tcp" or "rdma". Env MOONCAKE_PROTOCOL. Default "rdma".
 	Protocol string `json:"protocol"`
@@ -108,22 +113,24 @@ type Config struct {
 
 	// Combining says whether single-key calls of this client that overlap
 	// in time cross into C together, as one batch call (docs/combining.md):
-	// GetInto, PutFrom, UpsertFrom and IsExist for now. Each caller still
+	// Get, AppendGet, GetInto, Put, PutFrom, Upsert, UpsertFrom, IsExist
+	// and Remove. Each caller still
 	// gets exactly its own result and error. The binding's own setting, not
 	// in upstream's configuration file.
 	Combining CombiningMode `json:"-"`
 }
 
-// CombiningMode is Config.Combining.
-type CombiningMode int8
+// CombiningMode is Config.Combining: the transfer engine's type, so that
+// one setting reads the same on both.
+type CombiningMode = transfer.CombiningMode
 
 // Combining modes. The default is off until combining is measured against
 // real Mooncake not to lose; then it turns on, and CombiningOff stays the
 // way to turn it off.
 const (
-	CombiningDefault CombiningMode = iota // off, for now
-	CombiningOn
-	CombiningOff
+	CombiningDefault = transfer.CombiningDefault // off, for now
+	CombiningOn      = transfer.CombiningOn
+	CombiningOff     = transfer.CombiningOff
 )
 
 // combining reports whether the config turns combining on.
@@ -399,7 +406,7 @@ func (c Config) Validate() error {
 	if _, ok := c.logLevel(); !ok {
 		return sentinelf(ErrInvalidConfig, "log_level %q: want one of %q (any case)", c.LogLevel, logLevels)
 	}
-	if c.Combining < CombiningDefault || c.Combining > CombiningOff {
+	if !c.Combining.Valid() {
 		return sentinelf(ErrInvalidConfig, "combining mode %d: want CombiningDefault, CombiningOn or CombiningOff", c.Combining)
 	}
 	if c.ConnectTimeout < 0 {

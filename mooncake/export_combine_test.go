@@ -20,6 +20,7 @@ func HoldCombining(st *Store, op Op) (queued func() int, release func()) {
 	for i := combKind(0); i < combKinds; i++ {
 		if i.op() == op {
 			k = i
+			break
 		}
 	}
 	q := &st.c().comb.queues[k]

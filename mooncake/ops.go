@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi"
-	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
 	"github.com/mooncake-go/mooncake-go/internal/memreg"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
@@ -37,16 +36,16 @@ func (s *Store) putCopy(op Op, key string, value []byte) error {
 	if !s.c().gate.Enter() {
 		return closedErr(op, key)
 	}
+	c := s.c()
 	t0 := now()
-	var rc int32
+	k := combPut
 	if op == OpUpsert {
-		rc = s.c().handle.Upsert(key, value, &s.cpolicy)
-	} else {
-		rc = s.c().handle.Put(key, value, &s.cpolicy)
+		k = combUpsert
 	}
-	s.c().stats.single(op, t0, int64(rc), uint64(len(value)))
-	s.c().gate.Leave()
-	return codeErr(op, key, int64(rc))
+	rc, crossed := c.call(k, &combCall{view: s, key: key, buf: value})
+	c.counted(op, t0, rc, uint64(len(value)), crossed)
+	c.gate.Leave()
+	return codeErr(op, key, rc)
 }
 
 // Get returns a copy of the object stored under key. A missing key gives an
@@ -65,27 +64,23 @@ func (s *Store) Get(key string) ([]byte, error) {
 // On error dst is returned unchanged. Like Get, it reads the object once
 // (no separate size query), staged in the client's local buffer.
 func (s *Store) AppendGet(dst []byte, key string) ([]byte, error) {
-	if !s.c().gate.Enter() {
+	c := s.c()
+	if !c.gate.Enter() {
 		return dst, closedErr(OpGet, key)
 	}
-	defer s.c().gate.Leave()
-	// One read: the library holds the object while we make room for it.
 	t0 := now()
-	size, h := s.c().handle.GetBegin(key)
-	s.c().stats.single(OpGet, t0, size, uint64(max(size, 0)))
+	a := combCall{key: key, buf: dst}
+	size, crossed := c.call(combGet, &a)
+	c.counted(OpGet, t0, size, uint64(max(size, 0)), crossed)
+	c.gate.Leave()
+	if a.tooBig {
+		return dst, &Error{Op: OpGet, Key: key, Code: ErrBufferOverflow,
+			Err: fmt.Errorf("%d bytes after %d do not fit in a slice", a.size, len(dst))}
+	}
 	if size < 0 {
 		return dst, codeErr(OpGet, key, size)
 	}
-	out, ok := growForGet(dst, size)
-	if !ok {
-		cstore.GetFinish(h, nil) // release the held read
-		return dst, &Error{Op: OpGet, Key: key, Code: ErrBufferOverflow,
-			Err: fmt.Errorf("%d bytes after %d do not fit in a slice", size, len(dst))}
-	}
-	if rc := cstore.GetFinish(h, out[len(dst):]); rc != 0 {
-		return dst, codeErr(OpGet, key, int64(rc))
-	}
-	return out, nil
+	return a.out, nil
 }
 
 // growForGet returns dst extended by size bytes, reusing its capacity when
@@ -142,7 +137,7 @@ func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
 	if op == OpUpsertFrom {
 		k = combUpsertFrom
 	}
-	rc, crossed := c.call(k, combCall{view: s, key: key, addr: addr, size: size})
+	rc, crossed := c.call(k, &combCall{view: s, key: key, addr: addr, size: size})
 	c.counted(op, t0, rc, size, crossed)
 	c.gate.Leave()
 	return codeErr(op, key, rc)
@@ -156,7 +151,7 @@ func (s *Store) getInto(key string, addr uintptr, size uint64) (int64, error) {
 		return 0, closedErr(OpGetInto, key)
 	}
 	t0 := now()
-	n, crossed := c.call(combGetInto, combCall{key: key, addr: addr, size: size})
+	n, crossed := c.call(combGetInto, &combCall{key: key, addr: addr, size: size})
 	c.counted(OpGetInto, t0, n, uint64(max(n, 0)), crossed)
 	c.gate.Leave()
 	if n < 0 {
@@ -172,7 +167,7 @@ func (s *Store) IsExist(key string) (bool, error) {
 		return false, closedErr(OpIsExist, key)
 	}
 	t0 := now()
-	r, crossed := c.call(combIsExist, combCall{key: key})
+	r, crossed := c.call(combIsExist, &combCall{key: key})
 	c.counted(OpIsExist, t0, r, 0, crossed)
 	c.gate.Leave()
 	if r < 0 {
@@ -187,14 +182,19 @@ func (s *Store) IsExist(key string) (bool, error) {
 // force frees the memory at once: a get still copying from it may return
 // the bytes of whatever is stored there next (docs/faults.md).
 func (s *Store) Remove(key string, force bool) error {
-	if !s.c().gate.Enter() {
+	c := s.c()
+	if !c.gate.Enter() {
 		return closedErr(OpRemove, key)
 	}
 	t0 := now()
-	rc := s.c().handle.Remove(key, force)
-	s.c().stats.single(OpRemove, t0, int64(rc), 0)
-	s.c().gate.Leave()
-	return codeErr(OpRemove, key, int64(rc))
+	k := combRemove
+	if force {
+		k = combRemoveForce
+	}
+	rc, crossed := c.call(k, &combCall{key: key})
+	c.counted(OpRemove, t0, rc, 0, crossed)
+	c.gate.Leave()
+	return codeErr(OpRemove, key, rc)
 }
 
 // RemoveByRegex deletes every object whose key matches pattern (ECMAScript

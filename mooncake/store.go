@@ -174,7 +174,8 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 	ok = true
 	s := &Store{conn: &conn{handle: h, cfg: cfg, stats: newStatsTable(), release: release}}
 	if cfg.combining() {
-		s.conn.comb = &combiner{}
+		s.conn.comb = newCombiner(cfg.LocalBufferSize)
+		s.conn.comb.stageAll(s.conn)
 	}
 	s.setReplicate(ReplicateConfig{})
 	return s, nil
@@ -201,6 +202,9 @@ func (s *Store) Close() error {
 		c.handle.Destroy()
 		c.handle = cstore.Client{}
 		c.releaseMemory()
+		if c.comb != nil {
+			c.comb.freeStages()
+		}
 		if c.release != nil {
 			c.release()
 		}

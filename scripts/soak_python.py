@@ -63,7 +63,7 @@ def check(b, key):
 # (interop/soak/model.go, failovers).
 FAILOVERS = [0]
 
-HELD, ROLLED_BACK, DROPPED, LOST = 0, 1, 2, 3
+HELD, ROLLED_BACK, DROPPED, ERASED, LOST = 0, 1, 2, 3, 4
 
 # On an HA master with the oplog a put right after a remove of the same key
 # may be acknowledged without storing anything (interop/soak/model.go,
@@ -79,6 +79,8 @@ class Entry:
         self.written = False
         self.epoch = FAILOVERS[0]
         self.may_be_dropped = False
+        self.removed = False
+        self.erasable = False
         self.at = ""
 
     def next(self):
@@ -93,20 +95,30 @@ class Entry:
         self.written = True
         self.epoch = FAILOVERS[0]
         self.may_be_dropped = False
+        self.erasable = False
+
+    def acked_remove(self):
+        self.acked(0)
+        self.removed = PUT_AFTER_REMOVE_MAY_DROP[0]
 
     def acked_put(self, ver):
-        removed = self.written
+        """As entry.ackedWrite: a write after an acknowledged remove may be dropped."""
         self.acked(ver)
-        self.may_be_dropped = removed and PUT_AFTER_REMOVE_MAY_DROP[0]
+        self.may_be_dropped = self.removed
 
-    def acked_upsert(self, ver):
-        keep = self.may_be_dropped
-        self.acked(ver)
-        self.may_be_dropped = keep
+    acked_upsert = acked_put
 
     def failed(self, ver):
-        self.vers = (self.vers + [ver])[-4:]
+        if ver not in self.vers:
+            self.vers = (self.vers + [ver])[-4:]
         self.written = True
+
+    def failed_upsert(self, ver):
+        """As entry.failedUpsert: a failed upsert may also have erased the key."""
+        self.failed(ver)
+        if 0 not in self.vers:
+            self.failed(0)
+            self.erasable = True
 
     def exist_verdict(self, exists):
         """An existence check, judged as verdict judges a read (it learns no version)."""
@@ -123,12 +135,16 @@ class Entry:
         def learn():
             if exact or not exists:
                 self.acked(found)
+            if exists:
+                self.removed = False
 
         window = FAILOVERS[0] % 2 == 1
-        if any(match(v) for v in self.vers):
+        hit = [v for v in self.vers if match(v)]
+        if hit:
+            was_erased = hit[0] == 0 and self.erasable
             if not window:
                 learn()
-            return HELD
+            return ERASED if was_erased else HELD
         if not exists and self.may_be_dropped:
             self.acked(0)
             return DROPPED
@@ -173,7 +189,7 @@ class Soak:
         self.batches = [[self._key(f"b/{g}/{i}") for i in range(BATCH_KEYS)] for g in range(GROUPS)]
         self.multis = [[self._key(f"m/{g}/{i}") for i in range(MULTI_KEYS)] for g in range(GROUPS)]
         self.stats = {"ops": {}, "keys": {}, "bytes_verified": 0, "errors": {},
-                      "corrupt": 0, "lost": 0, "leased": 0, "slowest_ms": 0, "rolled_back": 0, "dropped": 0,
+                      "corrupt": 0, "lost": 0, "leased": 0, "slowest_ms": 0, "rolled_back": 0, "dropped": 0, "erased": 0,
                       "corrupt_notes": [], "lost_notes": [], "rolled_notes": []}
 
     def _key(self, rest):
@@ -226,6 +242,8 @@ class Soak:
             self.lost(f"{at} {op} {key!r}: read version {ver} (0: not found), the model has {had} since {since}")
         elif v == DROPPED:
             self.stats["dropped"] += 1
+        elif v == ERASED:
+            self.stats["erased"] += 1
         elif v == ROLLED_BACK:
             self.rolled_back(f"{at} {op} {key!r}: read version {ver} (0: not found) after a failover, the model had {had}")
 
@@ -255,7 +273,7 @@ class Soak:
             e.acked_upsert(ver)
         else:
             self.fail(op, rc)
-            e.failed(ver)
+            (e.failed if op.endswith("put") else e.failed_upsert)(ver)
 
     def get(self, key):
         self.count("get_into")
@@ -280,7 +298,7 @@ class Soak:
         rc = self.store.remove(key, False)
         e = self.model[key]
         if rc == 0:
-            e.acked(0)
+            e.acked_remove()
             return True
         if rc == NOT_FOUND:
             self.found("remove", key, None)
@@ -307,6 +325,8 @@ class Soak:
                 self.lost(f"{at} batch_is_exist {k!r}: {r}, the model has {had} since {since}")
             elif v == DROPPED:
                 self.stats["dropped"] += 1
+            elif v == ERASED:
+                self.stats["erased"] += 1
             elif v == ROLLED_BACK:
                 self.rolled_back(f"{at} batch_is_exist {k!r}: {r} after a failover, the model had {had}")
 
@@ -317,7 +337,7 @@ class Soak:
             elif r >= 0:
                 self.model[k].acked_upsert(v)
             else:
-                self.model[k].failed(v)
+                (self.model[k].failed_upsert if "upsert" in op else self.model[k].failed)(v)
                 self.fail(op, r)
 
     def batch(self, g):

@@ -8,7 +8,8 @@
 // It speaks the serve protocol of cmd/internal/benchdrive: it opens its store,
 // prefaults its segment, writes a Run header line, then answers every case
 // name read on stdin with one JSON line. Cases it does not run (batches,
-// HiCache, copies) get an empty result list, which the drive skips. Its
+// HiCache, copies, the Go client's combining twins) get an empty result
+// list, which the drive skips. Its
 // measuring is mcbench's, step for step: the same keys, dataset, warm-up,
 // busy-time limit, generations of fresh keys and percentile definition
 // (cmd/mcbench/runner.go, hicache.go), and for the single calls with
@@ -86,6 +87,7 @@ struct Case {
   std::string name, scenario, api;
   long value_size = 0, batch = 0, buffers = 0, buffer_size = 0, objects = 0, callers = 0;
   bool timed = false;
+  bool combining = false;  // a combining twin: the Go client's only
 };
 
 struct Settings {
@@ -121,6 +123,7 @@ bool load_plan(const std::string &path, Settings *st, std::vector<Case> *cases) 
     c.objects = static_cast<long>(num(line, "objects"));
     c.callers = static_cast<long>(num(line, "callers"));
     c.timed = field(line, "timed") == "true";
+    c.combining = field(line, "combining") == "true";
     cases->push_back(c);
   }
   return true;
@@ -343,12 +346,17 @@ struct Packed {
   }
 };
 
+// A combining twin is not a case of the floor: the C ABI makes each call
+// as it is asked, and the report holds the twin against the floor's run of
+// the case without "/combining".
 bool single_case(const Case &c) {
-  return c.batch == 1 && (c.scenario == "write_perf" || c.scenario == "read_perf") &&
+  return !c.combining && c.batch == 1 && (c.scenario == "write_perf" || c.scenario == "read_perf") &&
          (c.api == "plain" || c.api == "zcopy");
 }
 
-bool multi_case(const Case &c) { return c.callers <= 1 && (c.scenario == "multi_put" || c.scenario == "multi_get"); }
+bool multi_case(const Case &c) {
+  return !c.combining && c.callers <= 1 && (c.scenario == "multi_put" || c.scenario == "multi_get");
+}
 
 // run_single is write_perf / read_perf of one key per call (runner.go's put
 // and get for Batch 1): put / get_begin+get_finish into one reused buffer,

@@ -23,6 +23,26 @@ type callerGroup struct {
 	abort       chan struct{}  // closed when a caller failed before the start
 	once        sync.Once
 	t0          time.Time
+
+	// values are what the callers share (made by the first that asks).
+	mu     sync.Mutex
+	values map[string]any
+}
+
+// shared returns the value named name, made with mk by the first caller
+// that asks for it.
+func (g *callerGroup) shared(name string, mk func() any) any {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if v, ok := g.values[name]; ok {
+		return v
+	}
+	if g.values == nil {
+		g.values = map[string]any{}
+	}
+	v := mk()
+	g.values[name] = v
+	return v
 }
 
 func newCallerGroup(n int) *callerGroup {
@@ -92,11 +112,13 @@ func (b *bench) runCallers(idx int, c Case) ([]Result, error) {
 		}()
 	}
 	g.ready.Wait()
+	comb0 := runs[0].combCounters()
 	cpu0 := procCPU()
 	g.t0 = time.Now()
 	close(g.start)
 	g.done.Wait()
 	window, cpu := time.Since(g.t0), procCPU()-cpu0
+	comb := runs[0].combCounters().since(comb0)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil && !errors.Is(err, errAborted) {
@@ -108,6 +130,6 @@ func (b *bench) runCallers(idx int, c Case) ([]Result, error) {
 	for _, cr := range runs {
 		all.merge(cr.rec)
 	}
-	all.window, all.cpu = int64(window), int64(cpu)
+	all.window, all.cpu, all.comb = int64(window), int64(cpu), comb
 	return []Result{all.result(c)}, nil
 }

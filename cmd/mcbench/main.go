@@ -139,6 +139,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	hiPages := fs.Int("hicache-pages", d.HiCachePages, "pages per HiCache request (SGLang's STORAGE_BATCH_SIZE)")
 	callers := fs.String("callers", "4,16,64", "caller counts above one at which the concurrency cases (single 4 KiB puts and gets, "+
 		"1024 x 4 KiB zero-copy batches, HiCache MLA one-token pages) run again, concurrently; \"\" for none")
+	prefixPages := fs.Int("prefix-pages", d.PrefixPages, "prefix_lookup (named in -scenarios): pages per prompt")
+	prefixPage := fs.Int("prefix-page-size", d.PrefixPageSize, "prefix_lookup: tokens per page")
 	shapes := fs.String("multi-shapes", "128x61x1152,16x61x73728", "KEYSxBUFFERSxSIZE shapes of multi_put, multi_get and memcpy")
 	dur := fs.Duration("duration", time.Second, "measured time of each time-based case")
 	warm := fs.Duration("warmup", 200*time.Millisecond, "unmeasured warm-up of each time-based case")
@@ -152,7 +154,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the measured cases to this file")
 	fs.BoolVar(&o.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
 	fs.BoolVar(&o.list, "list", false, "print the plan file (a header line with the parameters, then one JSON case per line) and exit")
-	combining := fs.Bool("combining", false, "combine overlapping single-key calls into batch crossings (mooncake.Config.Combining; docs/combining.md)")
+	combining := fs.Bool("combining", d.Combining, "follow every concurrency case (with one caller and with -callers) by its twin, NAME/combining, "+
+		"run on a second store opened with mooncake.Config.Combining on (docs/combining.md); every other case runs with combining off. "+
+		"The Go client's only: Python and the C floor answer twins with no results")
 	fs.BoolVar(&o.populate, "populate", true, "pre-fault registered memory (MAP_POPULATE)")
 	fs.BoolVar(&o.thp, "thp", true, "back registered memory and the memcpy reference with transparent huge pages (MADV_HUGEPAGE); upstream's segment gets them from GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (make bench-compare sets it)")
 	fs.BoolVar(&o.serve, "serve", false, "run cases named on stdin, one per line, and answer each with a JSON line (mcbench drive)")
@@ -253,11 +257,18 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 				return nil, fmt.Errorf("-multi-shapes: %w", err)
 			}
 		}
+		if set["prefix-pages"] || !*quick {
+			p.PrefixPages = *prefixPages
+		}
+		if set["prefix-page-size"] || !*quick {
+			p.PrefixPageSize = *prefixPage
+		}
 		if set["callers"] || !*quick {
 			if p.Callers, err = benchplan.ParseList(*callers, benchplan.ParseCount); err != nil {
 				return nil, fmt.Errorf("-callers: %w", err)
 			}
 		}
+		p.Combining = *combining
 		o.params = p
 		o.duration, o.warmup, o.rwmixread, o.seed = *dur, *warm, *mix, *seed
 		if o.segment, o.localBuffer, err = cluster.Sizes(); err != nil {
@@ -295,9 +306,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if err != nil {
 		return nil, err
 	}
-	if *combining {
-		cfg.Combining = mooncake.CombiningOn
-	}
+	// The ordinary cases are the "off" rows beside the combining twins, so
+	// they say so rather than follow the binding's default.
+	cfg.Combining = mooncake.CombiningOff
 	o.cfg, o.source = cfg, string(src)
 	return o, nil
 }
@@ -392,15 +403,27 @@ func run(args []string, stdout, stderr io.Writer) error {
 	var rb [4]byte
 	_, _ = rand.Read(rb[:])
 	b := &bench{st: st, o: o, run: hex.EncodeToString(rb[:])}
-	if o.ownSeg {
-		host, err := st.Hostname()
-		if err != nil {
-			return err
-		}
-		b.st = st.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{host}})
+	if b.st, err = o.view(st); err != nil {
+		return err
 	}
 	b.prog = newProgress(stderr, !o.serve && (o.progress || isTerminal(stderr)), len(plan))
 	defer b.prog.stop()
+	// The combining twins run on a store of their own, opened like the
+	// first (its own segment, prefaulted the same way) with combining on,
+	// up front, so that it connects when the first does.
+	if slices.ContainsFunc(plan, func(c Case) bool { return c.Combining }) {
+		cfg := o.cfg
+		cfg.Combining = mooncake.CombiningOn
+		cst, err := mooncake.Open(cfg)
+		if err != nil {
+			return fmt.Errorf("the combining store: %w", err)
+		}
+		defer cst.Close()
+		b.combining = &bench{o: o, run: b.run, prog: b.prog}
+		if b.combining.st, err = o.view(cst); err != nil {
+			return err
+		}
+	}
 
 	if o.cpuprof != "" {
 		f, err := os.Create(o.cpuprof)
@@ -415,12 +438,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 
 	if o.prefault == "on" || (o.prefault == "auto" && mooncake.Backend().Name != "embedded") {
-		t0 := time.Now()
-		n, err := b.prefaultSegment()
-		if err != nil {
-			return fmt.Errorf("prefault: %w", err)
+		for _, pb := range []*bench{b, b.combining} {
+			if pb == nil {
+				continue
+			}
+			which := "the segment"
+			if pb == b.combining {
+				which = "the combining store's segment"
+			}
+			t0 := time.Now()
+			n, err := pb.prefaultSegment()
+			if err != nil {
+				return fmt.Errorf("prefault of %s: %w", which, err)
+			}
+			fmt.Fprintf(stderr, "mcbench: prefaulted %s: wrote and removed %d MiB in %.1fs\n", which, n>>20, time.Since(t0).Seconds())
 		}
-		fmt.Fprintf(stderr, "mcbench: prefaulted the segment: wrote and removed %d MiB in %.1fs\n", n>>20, time.Since(t0).Seconds())
 	}
 
 	doc := Run{Schema: schema, Client: "go", Engine: mooncake.Backend().Name, Version: runtime.Version(),
@@ -469,13 +501,27 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// view is the store the cases use: st itself, or with -own-segment a view
+// that puts every object in st's own segment.
+func (o *options) view(st *mooncake.Store) (*mooncake.Store, error) {
+	if !o.ownSeg {
+		return st, nil
+	}
+	host, err := st.Hostname()
+	if err != nil {
+		return nil, err
+	}
+	return st.WithReplicateConfig(mooncake.ReplicateConfig{PreferredSegments: []string{host}}), nil
+}
+
 func (o *options) paramsJSON() map[string]any {
 	p := o.params
 	return map[string]any{
 		"scenarios": p.Scenarios, "apis": p.APIs, "sizes": p.Sizes, "batches": p.Batches,
 		"max_batch_bytes": p.MaxBatchBytes, "dataset_bytes": p.DatasetBytes, "max_objects": p.MaxObjects,
 		"mla_page_sizes": p.MLAPageSizes, "mha_page_sizes": p.MHAPageSizes, "hicache_pages": p.HiCachePages,
-		"multi_shapes": p.MultiShapes, "callers": p.Callers, "combining": o.cfg.Combining == mooncake.CombiningOn, "duration_s": o.duration.Seconds(), "warmup_s": o.warmup.Seconds(),
+		"multi_shapes": p.MultiShapes, "callers": p.Callers, "prefix_pages": p.PrefixPages, "prefix_page_size": p.PrefixPageSize,
+		"combining": p.Combining, "duration_s": o.duration.Seconds(), "warmup_s": o.warmup.Seconds(),
 		"gen_bytes": o.genBytes, "rwmixread": o.rwmixread, "seed": o.seed,
 		"segment": uint64(o.cfg.GlobalSegmentSize), "local_buffer": uint64(o.cfg.LocalBufferSize),
 		"protocol": o.cfg.Protocol, "master": o.cfg.MasterServerAddress,

@@ -18,6 +18,9 @@ type bench struct {
 	o    *options
 	run  string // random per run: keys of different runs never collide
 	prog *progress
+	// combining runs the plan's combining twins: a second store, opened
+	// with Config.Combining on (nil when the plan has none).
+	combining *bench
 }
 
 // caseRun is the state of one case: its key namespace and the generation
@@ -109,6 +112,7 @@ func (cr *caseRun) drive(s step) (*recorder, error) {
 	}
 	rec := newRecorder(1 << 16)
 	wallLimit := 4*limit + time.Second
+	comb0 := cr.combCounters()
 	cpu0 := procCPU()
 	for rec.requests == 0 || (time.Duration(rec.busy) < limit && time.Since(rec.start) < wallLimit) {
 		if err := s(rec); err != nil {
@@ -117,6 +121,7 @@ func (cr *caseRun) drive(s step) (*recorder, error) {
 		cr.prog.fraction(float64(rec.busy) / float64(limit))
 	}
 	rec.cpu = int64(procCPU() - cpu0)
+	rec.comb = cr.combCounters().since(comb0)
 	if cr.refCopy != nil {
 		// Half the case's time: a reference needs fewer samples.
 		cr.ref = newRecorder(1024)
@@ -167,6 +172,12 @@ func (cr *caseRun) result(rec *recorder) Result {
 }
 
 func (b *bench) runCase(idx int, c Case) (res []Result, err error) {
+	if c.Combining {
+		if b.combining == nil {
+			return nil, fmt.Errorf("%s: a combining twin, and no combining store is open", c.Name)
+		}
+		b = b.combining
+	}
 	if c.NumCallers() > 1 {
 		return b.runCallers(idx, c)
 	}
@@ -192,6 +203,8 @@ func (b *bench) runOne(cr *caseRun) (res []Result, err error) {
 		return cr.hicache()
 	case scMultiPut, scMultiGet, scMemcpy:
 		return cr.multi()
+	case scPrefix:
+		return cr.prefixLookup()
 	}
 	return nil, fmt.Errorf("unknown scenario %q", c.Scenario)
 }

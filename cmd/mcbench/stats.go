@@ -24,6 +24,9 @@ type recorder struct {
 	// window, when set (several callers), is the measured wall time, over
 	// which throughput is computed instead of the sum of latencies.
 	window int64
+	// comb, for a combining twin, is the store's combining counters over
+	// the measured window.
+	comb *combCounters
 }
 
 func newRecorder(hint int) *recorder {
@@ -49,6 +52,9 @@ func (r *recorder) result(c Case) Result {
 	}
 	if r.keys > 0 {
 		res.CPUUsPerOp = float64(r.cpu) / 1e3 / float64(r.keys)
+	}
+	if k := r.comb; k != nil {
+		res.SingleCalls, res.CombinedCalls, res.CombinedBatches, res.CombinedBatchSizes = k.calls, k.combined, k.batches, k.sizes
 	}
 	if res.BusySec > 0 {
 		res.OpsPerSec = float64(r.keys) / res.BusySec

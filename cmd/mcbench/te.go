@@ -27,7 +27,7 @@ type teOptions struct {
 	batchSize, threads          int
 	blockSize                   uint64
 	duration                    time.Duration
-	thp                         bool
+	thp, combining              bool
 }
 
 func parseTE(args []string, stderr io.Writer) (*teOptions, error) {
@@ -46,6 +46,7 @@ func parseTE(args []string, stderr io.Writer) (*teOptions, error) {
 	fs.IntVar(&o.threads, "threads", 1, "initiator goroutines, each with its own batches")
 	seconds := fs.Int("duration", 10, "seconds the initiator runs")
 	fs.BoolVar(&o.thp, "thp", false, "map the buffer with transparent huge pages")
+	fs.BoolVar(&o.combining, "combining", false, "combine the goroutines' overlapping transfers into one batch (transfer.Config.Combining; docs/combining.md)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -92,7 +93,11 @@ func runTE(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	e, err := transfer.Open(transfer.Config{MetadataServer: o.metadata, LocalServerName: o.localName, Protocol: o.protocol})
+	cfg := transfer.Config{MetadataServer: o.metadata, LocalServerName: o.localName, Protocol: o.protocol}
+	if o.combining {
+		cfg.Combining = transfer.CombiningOn
+	}
+	e, err := transfer.Open(cfg)
 	if err != nil {
 		return err
 	}
@@ -194,5 +199,8 @@ func runTE(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "batch latency: p50 %v p99 %v (%d batches, %.0f MB/s)\n", q(0.50).Round(time.Microsecond), q(0.99).Round(time.Microsecond),
 		len(lat), gb*1000)
+	if s := e.CombiningStats(); s.Batches > 0 {
+		fmt.Fprintf(stdout, "combined: %d calls in %d batches (%.1f per batch)\n", s.Combined, s.Batches, float64(s.Combined)/float64(s.Batches))
+	}
 	return nil
 }

@@ -3,6 +3,7 @@ package soak
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -43,9 +44,13 @@ type entry struct {
 	n     int       // 0 means {0}: never written
 	epoch uint32    // failovers when it was last certain
 	at    time.Time // when it was last certain, for the notes
-	// mayBeDropped: the certain version was put right after a remove
-	// (PutAfterRemoveMayDrop).
-	mayBeDropped bool
+	// removed: a remove was acknowledged and no read has found a value
+	// since (PutAfterRemoveMayDrop); mayBeDropped: the certain version was
+	// written then, and may go when the remove becomes durable.
+	removed, mayBeDropped bool
+	// erasable: absent is possible only because an upsert failed since the
+	// key was last certain (failedUpsert).
+	erasable bool
 }
 
 func (e *entry) possible() []uint32 {
@@ -70,9 +75,16 @@ func (e *entry) next() uint32 {
 	return m + 1
 }
 
-// acked records an acknowledged write of ver (0: a remove).
+// acked records that the key certainly holds ver (0: absent), as an
+// acknowledged write or a read shows. Whether a remove is pending stays.
 func (e *entry) acked(ver uint32) {
-	*e = entry{vers: [4]uint32{ver}, n: 1, epoch: failovers.Load(), at: time.Now()}
+	*e = entry{vers: [4]uint32{ver}, n: 1, epoch: failovers.Load(), at: time.Now(), removed: e.removed}
+}
+
+// ackedRemove records an acknowledged remove.
+func (e *entry) ackedRemove() {
+	e.acked(0)
+	e.removed = PutAfterRemoveMayDrop
 }
 
 // failed records a write of ver (0: a remove) that returned an error: the
@@ -83,6 +95,9 @@ func (e *entry) failed(ver uint32) {
 	if e.n == 0 {
 		e.vers[0], e.n, e.epoch = 0, 1, failovers.Load()
 	}
+	if slices.Contains(e.possible(), ver) {
+		return
+	}
 	if e.n == len(e.vers) {
 		copy(e.vers[:], e.vers[1:])
 		e.n--
@@ -91,21 +106,30 @@ func (e *entry) failed(ver uint32) {
 	e.n++
 }
 
-// ackedPut records an acknowledged Put (write-once) of ver.
-func (e *entry) ackedPut(ver uint32) {
-	removed := e.n > 0
-	e.acked(ver)
-	e.mayBeDropped = removed && PutAfterRemoveMayDrop
+// failedUpsert records an upsert of ver that returned an error. Besides
+// what it held and ver, the key may now be absent: upstream's UpsertStart
+// erases the metadata of an object whose size changes before it allocates
+// the new size, and an allocation that fails (NO_AVAILABLE_HANDLE) leaves
+// the key erased (docs/soak.md, "A failed upsert can erase the key").
+func (e *entry) failedUpsert(ver uint32) {
+	e.failed(ver)
+	if !slices.Contains(e.possible(), 0) {
+		e.failed(0)
+		e.erasable = true
+	}
 }
 
-// ackedUpsert records an acknowledged Upsert of ver: one that follows a
-// put that may have been dropped may be lost with it (the removed
-// object's metadata it lands on is erased when the remove is durable), until
-// a read finds a value.
-func (e *entry) ackedUpsert(ver uint32) {
-	keep := e.mayBeDropped
+// ackedPut records an acknowledged Put (write-once) of ver, and
+// ackedUpsert an Upsert: a write after an acknowledged remove, with no
+// value read since, may be dropped when the remove becomes durable (the
+// removed object's metadata it lands on is erased then; docs/ha.md).
+func (e *entry) ackedPut(ver uint32) { e.ackedWrite(ver) }
+
+func (e *entry) ackedUpsert(ver uint32) { e.ackedWrite(ver) }
+
+func (e *entry) ackedWrite(ver uint32) {
 	e.acked(ver)
-	e.mayBeDropped = keep
+	e.mayBeDropped = e.removed
 }
 
 // outcome is a read's verdict.
@@ -115,6 +139,7 @@ const (
 	held       outcome = iota // one of the versions the key may hold
 	rolledBack                // another, but a failover came after the key was last certain
 	dropped                   // not found after a put that followed a remove (PutAfterRemoveMayDrop)
+	erased                    // not found after a failed upsert (failedUpsert): held, counted apart
 	lost                      // another: an acknowledged write is lost
 )
 
@@ -141,17 +166,26 @@ func (e *entry) judge(exists bool, found uint32, exact bool) outcome {
 		if exact || !exists {
 			e.acked(found)
 		}
+		if exists { // a value: no write of it was dropped
+			e.removed = false
+		}
 	}
 	window := inWindow()
 	for _, v := range e.possible() {
 		if match(v) {
+			wasErased := v == 0 && e.erasable
 			if !window {
 				learn()
+			}
+			if wasErased {
+				return erased
 			}
 			return held
 		}
 	}
 	if !exists && e.mayBeDropped {
+		// Absent, but the remove may still not be durable: the next
+		// write may be dropped too (the soak saw a second put dropped).
 		e.acked(0)
 		return dropped
 	}
@@ -179,6 +213,7 @@ type Stats struct {
 	Lost          int64            `json:"lost"`           // acknowledged writes read back missing or as another version
 	RolledBack    int64            `json:"rolled_back"`    // such reads of a key last certain before a master failover
 	Dropped       int64            `json:"dropped"`        // puts after a remove read back missing (PutAfterRemoveMayDrop)
+	Erased        int64            `json:"erased"`         // keys read back missing after a failed upsert (failedUpsert)
 	Leased        int64            `json:"leased"`         // removes refused because a reader held a lease
 	SlowestMs     int64            `json:"slowest_ms"`     // the slowest step: one call, or a write and its read-back
 	CorruptNotes  []string         `json:"corrupt_notes"`  // the first corrupt reads, described
@@ -230,6 +265,7 @@ func (s *Stats) Add(o *Stats) {
 	s.Lost += o.Lost
 	s.RolledBack += o.RolledBack
 	s.Dropped += o.Dropped
+	s.Erased += o.Erased
 	s.Leased += o.Leased
 	s.SlowestMs = max(s.SlowestMs, o.SlowestMs)
 	for _, n := range o.CorruptNotes {
@@ -246,7 +282,7 @@ func (s *Stats) Add(o *Stats) {
 // Clone returns a copy of s.
 func (s *Stats) Clone() *Stats {
 	c := &Stats{Ops: maps.Clone(s.Ops), Keys: maps.Clone(s.Keys), Errors: maps.Clone(s.Errors),
-		BytesVerified: s.BytesVerified, Corrupt: s.Corrupt, Lost: s.Lost, Leased: s.Leased, SlowestMs: s.SlowestMs, RolledBack: s.RolledBack, Dropped: s.Dropped,
+		BytesVerified: s.BytesVerified, Corrupt: s.Corrupt, Lost: s.Lost, Leased: s.Leased, SlowestMs: s.SlowestMs, RolledBack: s.RolledBack, Dropped: s.Dropped, Erased: s.Erased,
 		CorruptNotes: append([]string(nil), s.CorruptNotes...), LostNotes: append([]string(nil), s.LostNotes...),
 		RolledNotes: append([]string(nil), s.RolledNotes...)}
 	return c

@@ -752,14 +752,14 @@ func TestSoak(t *testing.T) {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "| client | calls | keys | bytes verified | corrupt reads | lost writes | rolled back by a failover | puts after a remove dropped | removes refused (leased) | slowest step | errors by code |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| client | calls | keys | bytes verified | corrupt reads | lost writes | rolled back by a failover | puts after a remove dropped | erased by a failed upsert | removes refused (leased) | slowest step | errors by code |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, name := range []string{"Go, long-lived (4 workers)", "Go, client process (2 workers)", "Python (upstream's client)"} {
 		s := all[name]
 		var keys int64
 		for _, v := range s.Keys {
 			keys += v
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %.1f GiB | %d | %d | %d | %d | %d | %.1f s | %s |\n", name, s.Calls(), keys, float64(s.BytesVerified)/(1<<30), s.Corrupt, s.Lost, s.RolledBack, s.Dropped, s.Leased, float64(s.SlowestMs)/1000, s.ErrorSummary())
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f GiB | %d | %d | %d | %d | %d | %d | %.1f s | %s |\n", name, s.Calls(), keys, float64(s.BytesVerified)/(1<<30), s.Corrupt, s.Lost, s.RolledBack, s.Dropped, s.Erased, s.Leased, float64(s.SlowestMs)/1000, s.ErrorSummary())
 	}
 	if len(unreported) > 0 {
 		fmt.Fprintf(&b, "\nKilled before their first report (their calls are not counted): %s.\n", strings.Join(unreported, ", "))

@@ -2,6 +2,7 @@ package soak
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -82,6 +83,21 @@ func TestModel(t *testing.T) {
 	if e.verdict(0) != held {
 		t.Error("absent refused after a failed remove")
 	}
+	e.acked(3)
+	e.failedUpsert(4) // 3, 4, or erased by the upsert's UpsertStart
+	if got := e.possible(); !slices.Equal(got, []uint32{3, 4, 0}) {
+		t.Errorf("after a failed upsert: %v, want [3 4 0]", got)
+	}
+	if e.verdict(0) != erased {
+		t.Error("absent after a failed upsert: not counted as erased")
+	}
+	if e.verdict(0) != held {
+		t.Error("absent once learned: not held")
+	}
+	e.failedUpsert(5) // absent already possible: not twice
+	if got := e.possible(); !slices.Equal(got, []uint32{0, 5}) {
+		t.Errorf("after a second failed upsert: %v, want [0 5]", got)
+	}
 	for i := uint32(1); i <= 6; i++ {
 		e.failed(i)
 	}
@@ -124,23 +140,42 @@ func TestModel(t *testing.T) {
 	for _, mayDrop := range []bool{false, true} {
 		PutAfterRemoveMayDrop = mayDrop
 		var p entry
-		p.acked(0)
+		p.ackedRemove()
 		p.ackedPut(1)
 		want := map[bool]outcome{false: lost, true: dropped}[mayDrop]
 		if got := p.verdict(0); got != want {
 			t.Errorf("PutAfterRemoveMayDrop %v: a put after a remove read missing: %v, want %v", mayDrop, got, want)
 		}
-		p.acked(0)
+		// A second remove refused (REPLICA_IS_NOT_READY: the first is not
+		// durable yet), then an upsert: dropped alike.
+		p.ackedRemove()
+		p.failed(0)
+		if _, ok := p.certain(); !ok {
+			t.Error("a failed remove of an absent key made it uncertain")
+		}
+		p.ackedUpsert(1)
+		if got := p.verdict(0); got != want {
+			t.Errorf("PutAfterRemoveMayDrop %v: an upsert after a refused remove after a remove read missing: %v, want %v", mayDrop, got, want)
+		}
+		p.ackedRemove()
 		p.ackedPut(2)
 		p.ackedUpsert(3)
 		if got := p.verdict(0); got != want {
 			t.Errorf("PutAfterRemoveMayDrop %v: an upsert after a put after a remove read missing: %v, want %v", mayDrop, got, want)
 		}
-		p.ackedUpsert(4) // the key was found absent: this upsert is certain
-		if got := p.verdict(0); got != lost {
-			t.Errorf("PutAfterRemoveMayDrop %v: an upsert after a read read missing: %v, want lost", mayDrop, got)
+		p.ackedUpsert(4) // found absent, the remove maybe still not durable
+		if got := p.verdict(0); got != want {
+			t.Errorf("PutAfterRemoveMayDrop %v: an upsert after a dropped put read missing: %v, want %v", mayDrop, got, want)
 		}
-		p.acked(0)
+		p.ackedUpsert(5)
+		if p.verdict(5) != held {
+			t.Error("an upsert read back refused")
+		}
+		p.ackedUpsert(6) // a value was read since the remove: certain
+		if got := p.verdict(0); got != lost {
+			t.Errorf("PutAfterRemoveMayDrop %v: an upsert after a value was read, read missing: %v, want lost", mayDrop, got)
+		}
+		p.ackedRemove()
 		p.ackedPut(2)
 		if got := p.verdict(3); got != lost {
 			t.Errorf("PutAfterRemoveMayDrop %v: a put after a remove read as another version: %v, want lost", mayDrop, got)

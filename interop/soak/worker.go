@@ -231,6 +231,8 @@ func (w *Worker) found(op, key string, b []byte, notFound bool) {
 		w.stats.lost("%s %s %q: read version %d (0: not found), the model has %v since %s", stamp(), op, key, ver, had, since.UTC().Format("15:04:05.000"))
 	case dropped:
 		w.stats.Dropped++
+	case erased:
+		w.stats.Erased++
 	case rolledBack:
 		w.stats.rolledBack("%s %s %q: read version %d (0: not found) after a failover, the model had %v", stamp(), op, key, ver, had)
 	}
@@ -270,9 +272,12 @@ func (w *Worker) put(key string, size int, as string) {
 	case strings.HasSuffix(op, "put") && errors.Is(err, mooncake.ErrObjectAlreadyExists):
 		w.stats.lost("put %q: exists, the model has it removed", key)
 		e.failed(ver)
-	default:
+	case strings.HasSuffix(op, "put"):
 		w.fail(op, err)
 		e.failed(ver)
+	default:
+		w.fail(op, err)
+		e.failedUpsert(ver)
 	}
 }
 
@@ -318,7 +323,7 @@ func (w *Worker) remove(key string) bool {
 	e := w.model[key]
 	switch err := w.St.Remove(key, false); {
 	case err == nil:
-		e.acked(0)
+		e.ackedRemove()
 		return true
 	case errors.Is(err, mooncake.ErrObjectNotFound):
 		w.found("remove", key, nil, true)
@@ -367,6 +372,8 @@ func (w *Worker) exist(r *rand.Rand) {
 			w.stats.lost("%s batch_is_exist %q: %d, the model has %v since %s", stamp(), k, res[i], had, since.UTC().Format("15:04:05.000"))
 		case dropped:
 			w.stats.Dropped++
+		case erased:
+			w.stats.Erased++
 		case rolledBack:
 			w.stats.rolledBack("%s batch_is_exist %q: %d after a failover, the model had %v", stamp(), k, res[i], had)
 		}
@@ -499,12 +506,17 @@ func (w *Worker) multi(g int) {
 func (w *Worker) settle(op string, keys []string, vers []uint32, res []int64, err error) bool {
 	for i, k := range keys {
 		switch {
+		case res == nil && strings.Contains(op, "upsert"):
+			w.model[k].failedUpsert(vers[i])
 		case res == nil:
 			w.model[k].failed(vers[i])
 		case res[i] >= 0 && strings.Contains(op, "_put_"):
 			w.model[k].ackedPut(vers[i])
 		case res[i] >= 0:
 			w.model[k].ackedUpsert(vers[i])
+		case strings.Contains(op, "upsert"):
+			w.model[k].failedUpsert(vers[i])
+			w.failCode(op, res[i])
 		default:
 			w.model[k].failed(vers[i])
 			w.failCode(op, res[i])

@@ -16,6 +16,12 @@
 //	mooncake_store_failed_keys_total        keys that failed
 //	mooncake_store_errors_total{code}       failures by upstream's code name ("OBJECT_NOT_FOUND")
 //	mooncake_store_call_duration_seconds    latency histogram (buckets 1 µs .. 16.8 s, doubling)
+//
+// and, for the operations whose single calls were combined (Config.Combining,
+// docs/combining.md):
+//
+//	mooncake_store_combined_calls_total     single calls that crossed in one batch with others
+//	mooncake_store_combined_batch_keys      histogram of those batches' key counts (2 .. 128)
 package mooncakeprom
 
 import (
@@ -30,6 +36,7 @@ type Collector struct {
 	st                                                *mooncake.Store
 	calls, keys, bytes, failedCalls, failedKeys, errs *prometheus.Desc
 	latency                                           *prometheus.Desc
+	combined, batchKeys                               *prometheus.Desc
 }
 
 // NewCollector returns a collector of st's metrics with constLabels on
@@ -47,12 +54,14 @@ func NewCollector(st *mooncake.Store, constLabels prometheus.Labels) *Collector 
 		failedKeys:  d("failed_keys_total", "Keys that failed."),
 		errs:        d("errors_total", "Failures by Mooncake error code (per key for batches).", "code"),
 		latency:     d("call_duration_seconds", "Latency of the calls."),
+		combined:    d("combined_calls_total", "Single calls that crossed into the engine in one batch with others."),
+		batchKeys:   d("combined_batch_keys", "Key counts of the batches that carried combined calls."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.calls, c.keys, c.bytes, c.failedCalls, c.failedKeys, c.errs, c.latency} {
+	for _, d := range []*prometheus.Desc{c.calls, c.keys, c.bytes, c.failedCalls, c.failedKeys, c.errs, c.latency, c.combined, c.batchKeys} {
 		ch <- d
 	}
 }
@@ -77,5 +86,24 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			buckets[b.Seconds()] = cum
 		}
 		ch <- prometheus.MustNewConstHistogram(c.latency, o.Latency.Count, o.Latency.Sum.Seconds(), buckets, op)
+		if o.CombinedBatches > 0 {
+			ch <- prometheus.MustNewConstMetric(c.combined, prometheus.CounterValue, float64(o.Combined), op)
+			count, sum, b := batchKeys(o)
+			ch <- prometheus.MustNewConstHistogram(c.batchKeys, count, sum, b, op)
+		}
 	}
+}
+
+// batchKeys is OpStats.CombinedBatchSizes as a histogram: bucket i counts
+// batches of 2^i+1 .. 2^(i+1) keys, so its upper bound is 2^(i+1). Every
+// combined call is carried by exactly one batch, so the sum of the batches'
+// sizes is o.Combined.
+func batchKeys(o mooncake.OpStats) (count uint64, sum float64, buckets map[float64]uint64) {
+	buckets = make(map[float64]uint64, len(o.CombinedBatchSizes))
+	var cum uint64
+	for i, n := range o.CombinedBatchSizes {
+		cum += n
+		buckets[float64(uint64(2)<<i)] = cum
+	}
+	return o.CombinedBatches, float64(o.Combined), buckets
 }

@@ -42,6 +42,7 @@ var conformanceTests = []struct {
 	{"PutGetCopy", testPutGetCopy},
 	{"AppendGet", testAppendGet},
 	{"WriteOnceAndUpsert", testWriteOnceAndUpsert},
+	{"FailedUpsertErasesKey", testFailedUpsertErasesKey},
 	{"MissingKey", testMissingKey},
 	{"BadKeysAndValues", testBadKeysAndValues},
 	{"Registration", testRegistration},
@@ -400,6 +401,27 @@ func testWriteOnceAndUpsert(t *testing.T, c *Cluster) {
 	got, err = st.Get(k2)
 	require.NoError(t, err)
 	assert.Equal(t, "new", string(got))
+}
+
+// testFailedUpsertErasesKey pins an upstream behaviour a model of the
+// store must know: an upsert that changes an object's size erases the old
+// object before it allocates the new size (UpsertStart, "case C"), so one
+// that finds no space fails with NO_AVAILABLE_HANDLE and leaves the key
+// absent, not at its old value (docs/soak.md).
+func testFailedUpsertErasesKey(t *testing.T, c *Cluster) {
+	st := c.Open(t)
+	const huge = 1 << 30 // more than any test cluster holds; never touched
+	mem := Memory(t, st, huge)
+	k := Key(t, "k")
+	small, err := mem.Span(0, 4096)
+	require.NoError(t, err)
+	require.NoError(t, st.PutFrom(k, small))
+	all, err := mem.Span(0, huge)
+	require.NoError(t, err)
+	isCode(t, st.UpsertFrom(k, all), mooncake.ErrNoAvailableHandle, "an upsert larger than the cluster")
+	ok, err := st.IsExist(k)
+	require.NoError(t, err)
+	assert.False(t, ok, "the key after its failed size-changing upsert")
 }
 
 func testMissingKey(t *testing.T, c *Cluster) {

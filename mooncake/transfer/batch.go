@@ -408,6 +408,14 @@ func (e *Engine) transfer(ctx context.Context, reqs []Request, n Notification) (
 	if len(reqs) == 0 {
 		return Summary{State: Completed}, nil
 	}
+	if e.comb != nil && n.Name == "" && n.Message == "" && combinable(reqs) {
+		return e.comb.call(e, ctx, reqs)
+	}
+	return e.transferAlone(ctx, reqs, n)
+}
+
+// transferAlone is a synchronous transfer in a batch of its own.
+func (e *Engine) transferAlone(ctx context.Context, reqs []Request, n Notification) (Summary, error) {
 	b := e.batches.Get().(*Batch)
 	defer e.batches.Put(b)
 	if err := e.initBatch(b, len(reqs)); err != nil {

@@ -72,6 +72,9 @@ func (cfg Config) check() (Config, endpoints.Address, error) {
 		return cfg, md, fmt.Errorf("LocalServerName: %w", err)
 	}
 	cfg.LocalServerName = name
+	if !cfg.Combining.Valid() {
+		return cfg, md, fmt.Errorf("combining mode %d: want CombiningDefault, CombiningOn or CombiningOff", cfg.Combining)
+	}
 	if cfg.RPCPort > 65535 {
 		return cfg, md, fmt.Errorf("RPCPort %d: want 1..65535, or 0 for upstream's default", cfg.RPCPort)
 	}

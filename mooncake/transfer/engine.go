@@ -47,6 +47,11 @@ type Config struct {
 	// as its backend before this engine opens (mooncake.LoadNative, whose
 	// rules apply: the process's first backend is its only one).
 	NativeLibrary string
+	// Combining says whether synchronous transfers (Transfer, Read, Write)
+	// that overlap in time are submitted together, as one batch watched by
+	// one poller (docs/combining.md, "The transfer engine"). Each call
+	// still gets the summary and error of its own requests.
+	Combining CombiningMode
 }
 
 // Engine is a transfer engine: it registers local memory, opens other
@@ -66,6 +71,9 @@ type Engine struct {
 	mems  map[uintptr]*hostmem.Memory
 
 	batches sync.Pool // *Batch for Transfer, so a steady stream allocates nothing
+	// comb combines overlapping synchronous transfers (combine.go); nil
+	// when Config.Combining is off.
+	comb *combiner
 
 	recvMu   sync.Mutex
 	recvBuf  []byte
@@ -129,6 +137,9 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	e.name = name
 	e.batches.New = func() any { return new(Batch) }
+	if cfg.Combining == CombiningOn {
+		e.comb = &combiner{}
+	}
 	return e, nil
 }
 

@@ -31,6 +31,11 @@ const (
 	MultiPut      = "multi_put"      // batch_put_from_multi_buffers with prebuilt lists
 	MultiGet      = "multi_get"      // batch_get_into_multi_buffers with prebuilt lists
 	Memcpy        = "memcpy"         // plain copies of the same bytes (the bandwidth reference)
+	// PrefixLookup is a router's direct lookup of a stored prompt:
+	// SGLang's page hashes of its token ids, their keys, one batch
+	// existence check, the leading stored pages counted (hostcache/prefix;
+	// in Python, hashlib and batch_is_exist).
+	PrefixLookup = "prefix_lookup"
 )
 
 // KVScenarios are store_kv_bench's scenarios, HiCacheScenarios the HiCache
@@ -39,6 +44,11 @@ var (
 	KVScenarios      = []string{VerifyWrite, Fill, WritePerf, ReadPerf, MixedRW}
 	HiCacheScenarios = []string{HiCacheSet, HiCacheGet, HiCacheExists}
 	AllScenarios     = slices.Concat(KVScenarios, HiCacheScenarios, []string{MultiPut, MultiGet, Memcpy})
+	// PrefixScenarios run only when named (-scenarios): the default plan
+	// is the one the committed reports measured.
+	PrefixScenarios = []string{PrefixLookup}
+	// KnownScenarios are every scenario a plan may name.
+	KnownScenarios = slices.Concat(AllScenarios, PrefixScenarios)
 )
 
 // APIs.
@@ -48,6 +58,7 @@ const (
 	APIMulti   = "multi"   // batch_put_from_multi_buffers / batch_get_into_multi_buffers
 	APIHiCache = "hicache" // the HiCache storage backend (hostcache / SGLang's MooncakeStore)
 	APIMemcpy  = "memcpy"
+	APIPrefix  = "prefix" // hostcache/prefix.Lookup / hashlib + batch_is_exist
 )
 
 // HiCache pool shapes.
@@ -81,6 +92,31 @@ type Case struct {
 	// threads) of a timed case, each with its own buffers and keys; 0 and 1
 	// both mean one. Objects is then each caller's dataset.
 	Callers int `json:"callers,omitempty"`
+	// Combining marks a concurrency case's twin that the Go client runs on
+	// a store opened with mooncake.Config.Combining on (Twin). Python's
+	// client and the C floor have no combining and answer it with no
+	// results; the report pairs the twin with their runs of Off.
+	Combining bool `json:"combining,omitempty"`
+}
+
+// CombiningSuffix ends the name of a combining twin.
+const CombiningSuffix = "/combining"
+
+// Twin is c run with combining on.
+func (c Case) Twin() Case {
+	c.Combining = true
+	c.Name += CombiningSuffix
+	return c
+}
+
+// Off is the case a combining twin is the twin of; c itself for any other
+// case.
+func (c Case) Off() Case {
+	if c.Combining {
+		c.Combining = false
+		c.Name = strings.TrimSuffix(c.Name, CombiningSuffix)
+	}
+	return c
 }
 
 // NumCallers is c.Callers, at least 1.
@@ -111,6 +147,13 @@ type Params struct {
 	// Callers are the caller counts above one at which the concurrency
 	// cases (ConcurrencyCase) run again.
 	Callers []int `json:"callers,omitempty"`
+	// PrefixPages and PrefixPageSize shape prefix_lookup: pages per prompt
+	// and tokens per page.
+	PrefixPages    int `json:"prefix_pages,omitempty"`
+	PrefixPageSize int `json:"prefix_page_size,omitempty"`
+	// Combining: every concurrency case, with one caller and with each of
+	// Callers, is followed by its combining twin (Case.Twin).
+	Combining bool `json:"combining,omitempty"`
 }
 
 // Shape is keys × buffers × bytes. Its JSON keeps the Go field names, which
@@ -122,49 +165,58 @@ func (s Shape) String() string { return fmt.Sprintf("%dx%dx%s", s.Keys, s.Buffer
 // DefaultParams are the parameters of the compare runs.
 func DefaultParams() Params {
 	return Params{
-		Scenarios:     slices.Clone(AllScenarios),
-		APIs:          []string{APIPlain, APIZcopy},
-		Sizes:         []int{4 << 10, 64 << 10, 1 << 20},
-		Batches:       []int{1, 32, 1024},
-		MaxBatchBytes: 128 << 20,
-		DatasetBytes:  256 << 20,
-		MaxObjects:    16384,
-		MLAPageSizes:  []int{1, 64},
-		MHAPageSizes:  []int{1, 64},
-		HiCachePages:  128,
-		MultiShapes:   []Shape{{128, 61, 1152}, {16, 61, 73728}},
-		Callers:       []int{4, 16, 64},
+		Scenarios:      slices.Clone(AllScenarios),
+		APIs:           []string{APIPlain, APIZcopy},
+		Sizes:          []int{4 << 10, 64 << 10, 1 << 20},
+		Batches:        []int{1, 32, 1024},
+		MaxBatchBytes:  128 << 20,
+		DatasetBytes:   256 << 20,
+		MaxObjects:     16384,
+		MLAPageSizes:   []int{1, 64},
+		MHAPageSizes:   []int{1, 64},
+		HiCachePages:   128,
+		MultiShapes:    []Shape{{128, 61, 1152}, {16, 61, 73728}},
+		Callers:        []int{4, 16, 64},
+		PrefixPages:    64,
+		PrefixPageSize: 64,
+		Combining:      true,
 	}
 }
 
 // QuickParams is a tiny plan for tests and smoke runs.
 func QuickParams() Params {
 	return Params{
-		Scenarios:     slices.Clone(AllScenarios),
-		APIs:          []string{APIPlain, APIZcopy},
-		Sizes:         []int{4 << 10},
-		Batches:       []int{1, 8},
-		MaxBatchBytes: 4 << 20,
-		DatasetBytes:  1 << 20,
-		MaxObjects:    256,
-		MLAPageSizes:  []int{1},
-		MHAPageSizes:  []int{1},
-		HiCachePages:  8,
-		MultiShapes:   []Shape{{8, 61, 1152}},
-		Callers:       []int{4},
+		Scenarios:      slices.Clone(AllScenarios),
+		APIs:           []string{APIPlain, APIZcopy},
+		Sizes:          []int{4 << 10},
+		Batches:        []int{1, 8},
+		MaxBatchBytes:  4 << 20,
+		DatasetBytes:   1 << 20,
+		MaxObjects:     256,
+		MLAPageSizes:   []int{1},
+		MHAPageSizes:   []int{1},
+		HiCachePages:   8,
+		MultiShapes:    []Shape{{8, 61, 1152}},
+		Callers:        []int{4},
+		PrefixPages:    8,
+		PrefixPageSize: 16,
+		Combining:      true,
 	}
 }
 
 // ConcurrencyCase reports whether c is one of the cases that the plan runs
-// again with several callers: single 4 KiB puts and gets (both APIs),
-// 1,024 x 4 KiB zero-copy batches, and HiCache MLA requests of one-token
-// pages, the calls a serving process makes from many requests at once.
+// again with several callers, and with combining on: single 4 KiB puts and
+// gets (both APIs), 1,024 x 4 KiB zero-copy batches, and HiCache MLA
+// requests of one-token pages, the calls a serving process makes from many
+// requests at once. A combining twin of such a case is one too.
 func ConcurrencyCase(c Case) bool {
 	switch c.Scenario {
 	case WritePerf, ReadPerf:
 		return c.ValueSize == 4<<10 && (c.Batch == 1 || (c.API == APIZcopy && c.Batch == 1024))
 	case HiCacheSet, HiCacheGet:
 		return c.Pool == PoolMLA && c.PageSize == 1
+	case PrefixLookup:
+		return true
 	}
 	return false
 }
@@ -202,8 +254,8 @@ func (p Params) hiPages(pageBytes int) int {
 // Plan expands the parameters into cases, in run order.
 func (p Params) Plan() ([]Case, error) {
 	for _, s := range p.Scenarios {
-		if !slices.Contains(AllScenarios, s) {
-			return nil, fmt.Errorf("unknown scenario %q (known: %s)", s, strings.Join(AllScenarios, ","))
+		if !slices.Contains(KnownScenarios, s) {
+			return nil, fmt.Errorf("unknown scenario %q (known: %s)", s, strings.Join(KnownScenarios, ","))
 		}
 	}
 	for _, a := range p.APIs {
@@ -294,6 +346,18 @@ func (p Params) Plan() ([]Case, error) {
 			out = append(out, c)
 		}
 	}
+	if slices.Contains(p.Scenarios, PrefixLookup) {
+		if p.PrefixPages <= 0 || p.PrefixPageSize <= 0 {
+			return nil, fmt.Errorf("prefix pages and page size must be positive")
+		}
+		// The dataset: 16 stored prompts (MHA, one TP rank: a K and a V
+		// object of PrefixValueBytes per page); each lookup finds every
+		// page of one of them.
+		b := p.PrefixPages
+		out = append(out, Case{Name: fmt.Sprintf("%s/%s_p%d/%dpages", PrefixLookup, PoolMHA, p.PrefixPageSize, b),
+			Scenario: PrefixLookup, API: APIPrefix, Pool: PoolMHA, PageSize: p.PrefixPageSize, Batch: b,
+			ValueSize: PrefixValueBytes, Buffers: 1, BufSize: PrefixValueBytes, Objects: 16 * b, Timed: true})
+	}
 	// The concurrency sweep comes last, caller count by caller count, so
 	// that the single-caller cases keep their names and order.
 	var swept []Case
@@ -307,8 +371,27 @@ func (p Params) Plan() ([]Case, error) {
 			}
 		}
 	}
-	return append(out, swept...), nil
+	out = append(out, swept...)
+	if !p.Combining {
+		return out, nil
+	}
+	// Each twin right after its case, so that the two are measured
+	// seconds apart, as the clients of a pair are.
+	var twinned []Case
+	for _, c := range out {
+		twinned = append(twinned, c)
+		// prefix_lookup has no twin: its lookups combine in
+		// hostcache/prefix.Lookup, whatever the store's setting.
+		if ConcurrencyCase(c) && c.Scenario != PrefixLookup {
+			twinned = append(twinned, c.Twin())
+		}
+	}
+	return twinned, nil
 }
+
+// PrefixValueBytes is the size of each object of a prefix_lookup dataset:
+// the lookup only asks whether keys exist.
+const PrefixValueBytes = 64
 
 // SizeName formats a byte count the way case names do: 4KiB, 1MiB, 1152B.
 func SizeName(n int) string {

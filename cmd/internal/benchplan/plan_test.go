@@ -3,6 +3,7 @@ package benchplan
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,8 +43,58 @@ func TestDefaultPlan(t *testing.T) {
 	if _, ok := names["read_perf/zcopy/1MiB/x1024"]; ok {
 		t.Errorf("1 GiB batches should be skipped by -max-batch-bytes")
 	}
-	if len(plan) != 138 {
-		t.Errorf("default plan has %d cases, the committed report 138", len(plan))
+	// The committed report's 138 cases, and a combining twin of each of
+	// the 8 concurrency cases at 1, 4, 16 and 64 callers.
+	if len(plan) != 138+32 {
+		t.Errorf("default plan has %d cases, want 138 and 32 twins", len(plan))
+	}
+	p := DefaultParams()
+	p.Combining = false
+	off, err := p.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(off) != 138 {
+		t.Errorf("default plan without combining has %d cases, the committed report 138", len(off))
+	}
+}
+
+// TestCombiningTwins: every concurrency case, with one caller and with
+// several, is followed by its twin, which differs only in Combining and
+// its name; no other case has one.
+func TestCombiningTwins(t *testing.T) {
+	plan, err := DefaultParams().Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	twins := 0
+	for i, c := range plan {
+		if c.Combining {
+			twins++
+			if i == 0 || plan[i-1] != c.Off() || plan[i-1].Combining || c.Name != plan[i-1].Name+CombiningSuffix {
+				t.Errorf("twin %s does not follow its case", c.Name)
+			}
+			if c.Off().Twin() != c {
+				t.Errorf("%s: Off and Twin do not invert", c.Name)
+			}
+			continue
+		}
+		if c.Off() != c {
+			t.Errorf("%s: Off of a case without combining changed it", c.Name)
+		}
+		hasTwin := i+1 < len(plan) && plan[i+1].Combining
+		if hasTwin != ConcurrencyCase(c) {
+			t.Errorf("%s: twin %v, concurrency case %v", c.Name, hasTwin, ConcurrencyCase(c))
+		}
+	}
+	if twins != 32 {
+		t.Errorf("%d twins, want 32", twins)
+	}
+	for _, name := range []string{"write_perf/plain/4KiB/x1/combining", "read_perf/zcopy/4KiB/x1/c64/combining",
+		"hicache_set/mla_layer_first_p1/128pages/c64/combining", "read_perf/zcopy/4KiB/x1024/combining"} {
+		if !slices.ContainsFunc(plan, func(c Case) bool { return c.Name == name && c.Combining }) {
+			t.Errorf("no twin %s", name)
+		}
 	}
 }
 
@@ -86,10 +137,12 @@ func TestConcurrencySweep(t *testing.T) {
 			t.Errorf("%s is not a concurrency case", name)
 		}
 	}
-	if first := plan[114]; first.Name != "write_perf/plain/4KiB/x1/c4" {
-		t.Errorf("the sweep starts with %s", first.Name)
-	}
 	p := DefaultParams()
+	p.Combining = false
+	if off, _ := p.Plan(); off[114].Name != "write_perf/plain/4KiB/x1/c4" {
+		t.Errorf("the sweep starts with %s", off[114].Name)
+	}
+	p = DefaultParams()
 	p.Callers = []int{1}
 	if _, err := p.Plan(); err == nil {
 		t.Errorf("caller count 1 accepted")

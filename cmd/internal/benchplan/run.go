@@ -47,6 +47,15 @@ type Result struct {
 	// outside the store client's calls (page meta, keys, lists, result
 	// checks): what the HiCache layer itself costs.
 	OutsideUs float64 `json:"outside_us,omitempty"`
+	// The store's combining counters over the measured window, for a
+	// combining twin (Case.Combining; mooncake.OpStats), summed over the
+	// calls that combine: the single-key calls made, those that crossed
+	// into C in one batch with others, the batch crossings that carried
+	// them, and the crossings by size (element i: 2^i+1 to 2^(i+1) calls).
+	SingleCalls        uint64   `json:"single_calls,omitempty"`
+	CombinedCalls      uint64   `json:"combined_calls,omitempty"`
+	CombinedBatches    uint64   `json:"combined_batches,omitempty"`
+	CombinedBatchSizes []uint64 `json:"combined_batch_sizes,omitempty"`
 }
 
 // ServeReply is a client's answer to one case name in serve mode (mcbench

@@ -80,6 +80,28 @@ type Row struct {
 	FloorTarget    float64 `json:"floor_target,omitempty"` // the largest Go/C p50 ratio allowed (0: none)
 	CPUTarget      float64 `json:"cpu_target,omitempty"`   // the largest Go/Python CPU ratio allowed
 	CallersTarget  float64 `json:"callers_target,omitempty"`
+	// A combining twin (benchplan.Case.Combining): the Go client with
+	// Config.Combining on. Its Python and C columns are those clients'
+	// runs of OffCase, the same case without combining (neither client has
+	// a combining mode), unless the second client ran the twin too (an A/A
+	// check). OnOff is its Go keys/s over the off row's (paired run by
+	// run). Over all runs: its single-key calls, the share that crossed
+	// in a batch with others, the mean calls per batch crossing, and the
+	// crossings by size (CombinedBatchSizes[i]: 2^i+1 to 2^(i+1) calls).
+	Combining          bool     `json:"combining,omitempty"`
+	OffCase            string   `json:"off_case,omitempty"`
+	OnOff              float64  `json:"on_off,omitempty"`
+	GoSingleCalls      uint64   `json:"go_single_calls,omitempty"`
+	CombinedShare      float64  `json:"combined_share,omitempty"`
+	CombinedMeanBatch  float64  `json:"combined_mean_batch,omitempty"`
+	CombinedBatchSizes []uint64 `json:"combined_batch_sizes,omitempty"`
+	// The combining targets beside CallersTarget (view 1): the largest Go
+	// p99 / Python p99 and Go/Python CPU per key allowed (0: none), and
+	// whether the twin must stay within the A/A noise of its off row
+	// (one caller: no loss when alone).
+	P99Target        float64 `json:"p99_target,omitempty"`
+	CallersCPUTarget float64 `json:"callers_cpu_target,omitempty"`
+	AloneTarget      bool    `json:"alone_target,omitempty"`
 	// Case is what was measured; the summary leaves it out, since the name
 	// says it and the table does not need it.
 	Case benchplan.Case `json:"-"`
@@ -157,7 +179,7 @@ func targetFor(c benchplan.Case) (float64, string) {
 	if c.Scenario == benchplan.Memcpy {
 		return 0, ""
 	}
-	if c.NumCallers() > 1 { // the concurrency view's targets, not the single caller's
+	if c.Combining || c.NumCallers() > 1 { // the concurrency view's targets, not the single caller's
 		return callersTarget(c), ""
 	}
 	if c.Buffers == 61 && c.BufSize == 1152 && c.Batch == 128 && c.Scenario != benchplan.HiCacheExists {
@@ -179,22 +201,55 @@ const (
 	targetFloor     = 1.03 // Go p50 / C p50: single 4 KiB put and get, raw multi-buffer get
 )
 
+// The targets of combining (issue 24), held against the twins: single
+// 4 KiB calls at 16 and 64 callers at least 2x Python's keys/s, with a p99
+// no higher than Python's and at most 0.8x its CPU per key; at 4 callers
+// 1.2x; with one caller, no loss beyond the A/A noise against the same case
+// without combining; every other twin at least 1.0x.
+const (
+	targetCombiningMany = 2.0 // 16 and 64 callers
+	targetCombiningFew  = 1.2 // 4 callers
+	targetCombiningP99  = 1.0 // Go p99 / Python p99
+)
+
+// single4K reports whether c is a single 4 KiB put or get.
+func single4K(c benchplan.Case) bool {
+	return c.Batch == 1 && c.ValueSize == 4096 && (c.Scenario == benchplan.WritePerf || c.Scenario == benchplan.ReadPerf)
+}
+
 // callersTarget is a concurrency case's Go/Python keys/s target (0: not a
-// concurrency case).
+// concurrency case); a combining twin's is combining's.
 func callersTarget(c benchplan.Case) float64 {
 	if !benchplan.ConcurrencyCase(c) {
 		return 0
 	}
-	if c.Callers == 16 && c.Batch == 1 && c.ValueSize == 4096 {
+	switch {
+	case c.Combining && single4K(c) && (c.Callers == 16 || c.Callers == 64):
+		return targetCombiningMany
+	case c.Combining && single4K(c) && c.Callers == 4:
+		return targetCombiningFew
+	case !c.Combining && single4K(c) && c.Callers == 16:
 		return targetCallers16
 	}
 	return targetOther
 }
 
+// combiningTargets sets a twin's targets beside its keys/s target.
+func combiningTargets(r *Row) {
+	c := r.Case
+	if !c.Combining || !benchplan.ConcurrencyCase(c) {
+		return
+	}
+	if single4K(c) && (c.Callers == 16 || c.Callers == 64) {
+		r.P99Target, r.CallersCPUTarget = targetCombiningP99, targetCPU
+	}
+	r.AloneTarget = c.NumCallers() == 1
+}
+
 // floorTarget is a case's Go/C p50 target (0: none).
 func floorTarget(c benchplan.Case) float64 {
 	switch {
-	case c.NumCallers() > 1:
+	case c.NumCallers() > 1 || c.Combining: // view 1 has these
 		return 0
 	case c.Batch == 1 && c.ValueSize == 4096 && (c.Scenario == benchplan.WritePerf || c.Scenario == benchplan.ReadPerf):
 		return targetFloor
@@ -249,26 +304,36 @@ func AddFloor(rows []Row, goRuns, pyRuns, cRuns []benchplan.Run) error {
 	p50 := func(r benchplan.Result) float64 { return r.P50Us }
 	for i := range rows {
 		r := &rows[i]
-		c, ok := byName(cRuns, r.Scenario, p50)
+		// A combining twin is held against the floor's run (and the
+		// second client's, unless it ran the twin) of its off case.
+		cName, want := r.Scenario, r.Case
+		if _, ok := byName(cRuns, cName, p50); !ok && r.Combining {
+			cName, want = r.OffCase, r.Case.Off()
+		}
+		c, ok := byName(cRuns, cName, p50)
 		if !ok {
 			continue
 		}
 		for _, run := range cRuns {
 			for _, res := range run.Results {
-				if res.Name == r.Scenario && res.Case != r.Case {
-					return fmt.Errorf("case %s: the C runs used different parameters", r.Scenario)
+				if res.Name == cName && res.Case != want {
+					return fmt.Errorf("case %s: the C runs used different parameters", cName)
 				}
 			}
 		}
+		pName := r.Scenario
+		if _, ok := byName(pyRuns, pName, p50); !ok && r.Combining {
+			pName = r.OffCase
+		}
 		g, _ := byName(goRuns, r.Scenario, p50)
-		p, _ := byName(pyRuns, r.Scenario, p50)
-		ops, _ := byName(cRuns, r.Scenario, func(r benchplan.Result) float64 { return r.OpsPerSec })
-		cpu, _ := byName(cRuns, r.Scenario, func(r benchplan.Result) float64 { return r.CPUUsPerOp })
+		p, _ := byName(pyRuns, pName, p50)
+		ops, _ := byName(cRuns, cName, func(r benchplan.Result) float64 { return r.OpsPerSec })
+		cpu, _ := byName(cRuns, cName, func(r benchplan.Result) float64 { return r.CPUUsPerOp })
 		r.CP50Us, r.COpsPerSec, r.CCPUUsPerOp = median(c), median(ops), median(cpu)
 		r.GoOverC, _, _ = paired(g, c)
 		r.PythonOverC, _, _ = paired(p, c)
 		gOps, _ := byName(goRuns, r.Scenario, func(r benchplan.Result) float64 { return r.OpsPerSec })
-		pOps, _ := byName(pyRuns, r.Scenario, func(r benchplan.Result) float64 { return r.OpsPerSec })
+		pOps, _ := byName(pyRuns, pName, func(r benchplan.Result) float64 { return r.OpsPerSec })
 		r.GoOverCOps, _, _ = paired(gOps, ops)
 		r.PythonOverCOps, _, _ = paired(pOps, ops)
 		r.FloorTarget = floorTarget(r.Case)
@@ -287,6 +352,9 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 		outside      []float64
 		mean         []float64
 		cpu          []float64
+		// combining counters, summed over the runs
+		single, combined, batches uint64
+		sizes                     []uint64
 	}
 	collect := func(runs []benchplan.Run) (map[string]*series, []string, error) {
 		m := map[string]*series{}
@@ -317,6 +385,15 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 				if res.MemcpyGBps > 0 {
 					s.memcpyFrac = append(s.memcpyFrac, res.GBps/res.MemcpyGBps)
 				}
+				s.single += res.SingleCalls
+				s.combined += res.CombinedCalls
+				s.batches += res.CombinedBatches
+				if len(s.sizes) < len(res.CombinedBatchSizes) {
+					s.sizes = append(s.sizes, make([]uint64, len(res.CombinedBatchSizes)-len(s.sizes))...)
+				}
+				for i, n := range res.CombinedBatchSizes {
+					s.sizes[i] += n
+				}
 			}
 		}
 		for name, s := range m {
@@ -340,11 +417,17 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 	var rows []Row
 	for _, name := range order {
 		g, p := gm[name], pm[name]
-		if p == nil {
-			return nil, fmt.Errorf("case %s is in the Go runs but not in the Python runs", name)
+		want := g.c
+		if p == nil && g.c.Combining {
+			// Python has no combining: the twin against its off case.
+			want = g.c.Off()
+			p = pm[want.Name]
 		}
-		if g.c != p.c {
-			return nil, fmt.Errorf("case %s: the Go and Python runs used different parameters (%+v vs %+v)", name, g.c, p.c)
+		if p == nil {
+			return nil, fmt.Errorf("case %s is in the Go runs but not in the Python runs", want.Name)
+		}
+		if want != p.c {
+			return nil, fmt.Errorf("case %s: the Go and Python runs used different parameters (%+v vs %+v)", name, want, p.c)
 		}
 		r := Row{Scenario: name, Case: g.c, Rounds: min(len(g.ops), len(p.ops)),
 			GoOpsPerSec: median(g.ops), PythonOpsPerS: median(p.ops), GoGBps: median(g.gbps), PythonGBps: median(p.gbps),
@@ -358,21 +441,35 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 			r.RatioOfMedians = r.GoOpsPerSec / r.PythonOpsPerS
 		}
 		var logSum float64
-		var paired int
+		var npaired int
 		for i := 0; i < r.Rounds; i++ {
 			if p.ops[i] <= 0 || g.ops[i] <= 0 {
 				continue
 			}
 			q := g.ops[i] / p.ops[i]
 			logSum += math.Log(q)
-			paired++
+			npaired++
 			if r.RatioMin == 0 || q < r.RatioMin {
 				r.RatioMin = q
 			}
 			r.RatioMax = max(r.RatioMax, q)
 		}
-		if paired > 0 {
-			r.Ratio = math.Exp(logSum / float64(paired))
+		if npaired > 0 {
+			r.Ratio = math.Exp(logSum / float64(npaired))
+		}
+		if g.c.Combining {
+			r.Combining, r.OffCase = true, g.c.Off().Name
+			if off := gm[r.OffCase]; off != nil {
+				r.OnOff, _, _ = paired(g.ops, off.ops)
+			}
+			r.GoSingleCalls = g.single
+			if g.single > 0 {
+				r.CombinedShare = float64(g.combined) / float64(g.single)
+			}
+			if g.batches > 0 {
+				r.CombinedMeanBatch = float64(g.combined) / float64(g.batches)
+			}
+			r.CombinedBatchSizes = g.sizes
 		}
 		rows = append(rows, r)
 	}
@@ -391,6 +488,7 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 		r := &rows[i]
 		r.CPUTarget = targetCPU
 		r.CallersTarget = callersTarget(r.Case)
+		combiningTargets(r)
 		t, ref := targetFor(r.Case)
 		if t > 0 {
 			r.Target = t

@@ -29,6 +29,9 @@ type Env struct {
 	Protocol string
 	// Native is true against upstream's engine.
 	Native bool
+	// Mods apply to every engine the Env opens, before Open's own (the
+	// conformance suite runs unchanged with, say, Config.Combining on).
+	Mods []func(*transfer.Config)
 }
 
 var envSeq atomic.Int64
@@ -65,7 +68,7 @@ func (env *Env) Name() string {
 func (env *Env) Open(t testing.TB, mods ...func(*transfer.Config)) *transfer.Engine {
 	t.Helper()
 	cfg := transfer.Config{MetadataServer: env.Metadata, LocalServerName: env.Name(), Protocol: env.Protocol}
-	for _, m := range mods {
+	for _, m := range append(env.Mods[:len(env.Mods):len(env.Mods)], mods...) {
 		m(&cfg)
 	}
 	e, err := transfer.Open(cfg)
