@@ -170,8 +170,13 @@ native: require-mooncake
 
 # One fresh master for the whole run (MCGO_TEST_ISOLATED=1), packages one at
 # a time (-p 1) so that the capacity tests own the cluster.
+# The master publishes KV events when upstream was built with
+# ENABLE_KV_EVENTS (scripts/cluster -kv-events exports its endpoint); the
+# KV event tests must then run (MCGO_REQUIRE_KV_EVENTS), else they skip.
 test-native: native
-	$(NATIVE_RUN) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- \
+	$(NATIVE_RUN) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 \
+	  $$(grep -q "ENABLE_KV_EVENTS=ON" $(NATIVE_DIR).configure.log && echo MCGO_REQUIRE_KV_EVENTS=1) \
+	  $(CLUSTER) -kv-events -- \
 	  $(GO) test -count=1 -p 1 $(NATIVE_SKIP) $(NATIVE_TEST_FLAGS) ./internal/codes/... ./internal/cabi/... ./mooncake/... ./hostcache/... ./interop/ ./cmd/mooncake-pd/...
 	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- $(GO) test -count=1 -run '^TestTE' $(NATIVE_TEST_FLAGS) ./cmd/mcbench/
 	$(MAKE) --no-print-directory chaos-native
@@ -196,7 +201,7 @@ chaos-native: native
 # one etcd client per process for the leader election, for good, so a
 # second group on another etcd is refused (docs/ha.md, "One per process").
 HA_TESTS       := ^(TestHA|TestEngine(Etcd|Redis)|TestTwoGoRuntimes)
-HA_GROUP_TESTS := TestHALeaderKilled TestHABackendRestarted TestHAPutAfterRemove TestHAPlacementAfterFailover
+HA_GROUP_TESTS := TestHALeaderKilled TestHABackendRestarted TestHAPutAfterRemove TestHAPlacementAfterFailover TestHAKVEventsFollowLeader
 chaos-ha: native
 	@set -e; for t in $(HA_GROUP_TESTS); do \
 	  $(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_REQUIRE_HA=1 $(GO) test -count=1 -run "^$$t\$$" $(NATIVE_TEST_FLAGS) ./interop/faults/; done

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -33,6 +34,18 @@ type Options struct {
 	// Redis metadata), ready when its admin port answers, serving RPC only
 	// while it leads.
 	HA *HA
+	// KVEvents, when set, starts the master with its KV event publisher
+	// (--enable_kv_events) bound to tcp://127.0.0.1:<free port>. Only a
+	// master built with ENABLE_KV_EVENTS publishes: WaitKVEvents tells.
+	KVEvents *KVEvents
+}
+
+// KVEvents configures the master's KV event publisher.
+type KVEvents struct {
+	BackendID string // --kv_events_backend_id (default "mcgo-test")
+	Port      int    // 0: a free port, kept across Restart
+	// QueueCapacity is --kv_events_queue_capacity (0: upstream's 65536).
+	QueueCapacity int
 }
 
 // Master is one running mooncake_master.
@@ -46,6 +59,10 @@ type Master struct {
 	// v0.3.12.post1, listens for metrics on every address; tests still
 	// connect to 127.0.0.1 only).
 	metricsHost bool
+
+	kvPort  int         // the KV event publisher's port, 0 without KVEvents
+	kvLive  atomic.Bool // WaitKVEvents saw the publisher listen
+	kvFlags bool        // the binary takes --enable_kv_events
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -86,6 +103,21 @@ func Start(opts Options) (*Master, error) {
 		}
 	}
 	m := &Master{opts: opts, bin: bin, ports: ports}
+	if kv := opts.KVEvents; kv != nil {
+		// Upstream before the publisher (v0.3.12.post1) has no such flags,
+		// and refuses to start with an unknown one.
+		if m.kvFlags, err = hasFlag(bin, "enable_kv_events"); err != nil {
+			return nil, err
+		}
+		m.kvPort = kv.Port
+		if m.kvPort == 0 {
+			p, err := FreePorts(1)
+			if err != nil {
+				return nil, err
+			}
+			m.kvPort = p[0]
+		}
+	}
 	if m.metricsHost, err = hasFlag(bin, "metrics_host"); err != nil {
 		return nil, err
 	}
@@ -137,6 +169,17 @@ func (m *Master) start() error {
 	if m.opts.Lease != "" {
 		args = append(args, "--default_kv_lease_ttl="+m.opts.Lease)
 	}
+	if kv := m.opts.KVEvents; kv != nil && m.kvFlags {
+		id := kv.BackendID
+		if id == "" {
+			id = "mcgo-test"
+		}
+		args = append(args, "--enable_kv_events=true", "--kv_events_bind_endpoint="+m.KVEventsEndpoint(),
+			"--kv_events_backend_id="+id)
+		if kv.QueueCapacity > 0 {
+			args = append(args, "--kv_events_queue_capacity="+strconv.Itoa(kv.QueueCapacity))
+		}
+	}
 	args = append(args, m.opts.Extra...)
 	cmd := exec.Command(m.bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -177,6 +220,49 @@ func (m *Master) start() error {
 // Addr is the master's RPC address, MetadataURL its HTTP metadata server.
 func (m *Master) Addr() string        { return fmt.Sprintf("127.0.0.1:%d", m.ports[0]) }
 func (m *Master) MetadataURL() string { return fmt.Sprintf("http://127.0.0.1:%d/metadata", m.ports[1]) }
+
+// KVEventsEndpoint is where the master's KV event publisher binds
+// (tcp://127.0.0.1:port), "" when it was started without KVEvents.
+func (m *Master) KVEventsEndpoint() string {
+	if m.kvPort == 0 {
+		return ""
+	}
+	return fmt.Sprintf("tcp://127.0.0.1:%d", m.kvPort)
+}
+
+// ErrNoKVEvents: the master was asked for KV events and does not publish
+// them (a build with ENABLE_KV_EVENTS=OFF, whose publisher is a stub that
+// binds nothing).
+var ErrNoKVEvents = errors.New("testcluster: the master does not publish KV events (built without ENABLE_KV_EVENTS)")
+
+// WaitKVEvents waits up to wait for the master's publisher to accept a
+// connection: nil once it does, ErrNoKVEvents (or why not) when it never
+// does. A member of an HA group publishes only while it leads.
+func (m *Master) WaitKVEvents(wait time.Duration) error {
+	if m.kvPort == 0 {
+		return errors.New("testcluster: the master was started without KVEvents")
+	}
+	if !m.kvFlags {
+		return fmt.Errorf("%w: %s has no --enable_kv_events", ErrNoKVEvents, m.bin)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", m.kvPort)
+	deadline := time.Now().Add(wait)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+		if err == nil {
+			c.Close()
+			m.kvLive.Store(true)
+			return nil
+		}
+		if m.PID() == 0 {
+			return errors.New("testcluster: the master is not running")
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: nothing listens on %s after %v", ErrNoKVEvents, addr, wait)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
 
 // AdminURL is the master's metrics and admin HTTP server (get_all_segments, ...).
 func (m *Master) AdminURL() string { return fmt.Sprintf("http://127.0.0.1:%d", m.ports[2]) }
@@ -289,7 +375,7 @@ func (m *Master) Restart() error {
 // Env is the environment a client of this master runs with: the
 // conformance suite's variables and Mooncake's own, all on loopback.
 func (m *Master) Env() []string {
-	return []string{
+	env := []string{
 		"MCGO_TEST_MASTER=" + m.Addr(),
 		"MCGO_TEST_METADATA=" + m.MetadataURL(),
 		"MCGO_TEST_MASTER_ADMIN=" + m.AdminURL(),
@@ -302,6 +388,11 @@ func (m *Master) Env() []string {
 		"MC_TCP_BIND_ADDRESS=127.0.0.1",
 		"MC_MS_AUTO_DISC=0",
 	}
+	if m.kvLive.Load() {
+		// mooncaketest's Cluster.KVEvents: the publisher a test subscribes to.
+		env = append(env, "MCGO_TEST_KV_EVENTS="+m.KVEventsEndpoint())
+	}
+	return env
 }
 
 // FindMaster finds mooncake_master: path, $MOONCAKE_MASTER_BIN,
