@@ -1,41 +1,43 @@
 package hostcache
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+
+	"github.com/mooncake-go/mooncake-go/internal/pagehash"
 )
 
-// PageHashes returns SGLang's page hashes (get_hash_str, hicache_storage.py), the logical
-// keys of the storage backend: for each full page i of tokens,
+// PageHashes returns SGLang's page hashes (get_hash_str, mem_cache/utils.py),
+// the logical keys of the storage backend: for each full page i of tokens,
 // h_i = hex(SHA-256(raw32(prev) ‖ uint32_le(t) for t in page i)) where prev is
 // h_{i-1}, and for the first page the caller-supplied prior hash (the last
 // page hash of the prefix already cached; "" for none, which omits it). A
-// trailing partial page is not hashed.
+// trailing partial page is not hashed. A prior that is not the hex of 32
+// bytes is refused, as SGLang refuses it.
+//
+// It is the plain mode of hostcache/prefix.Hasher (which also has EAGLE
+// bigrams, binary digests and no allocation per page); both are
+// internal/pagehash.
 func PageHashes(prior string, tokens []uint32, pageSize int) ([]string, error) {
 	if pageSize <= 0 {
 		return nil, &ConfigError{What: "page hashes", Field: "page size", Reason: fmt.Sprintf("must be positive, got %d", pageSize)}
 	}
-	var prev []byte
+	var prev *[pagehash.Size]byte
 	if prior != "" {
 		raw, err := hex.DecodeString(prior)
 		if err != nil {
 			return nil, &ConfigError{What: "page hashes", Field: "prior", Reason: fmt.Sprintf("%q is not hex", prior)}
 		}
-		prev = raw
-	}
-	n := len(tokens) / pageSize
-	out := make([]string, 0, n)
-	buf := make([]byte, 0, sha256.Size+4*pageSize)
-	for i := 0; i < n; i++ {
-		buf = append(buf[:0], prev...)
-		for _, t := range tokens[i*pageSize : (i+1)*pageSize] {
-			buf = binary.LittleEndian.AppendUint32(buf, t)
+		if len(raw) != pagehash.Size {
+			return nil, &ConfigError{What: "page hashes", Field: "prior", Reason: fmt.Sprintf("%q is %d bytes, not a %d-byte digest", prior, len(raw), pagehash.Size)}
 		}
-		sum := sha256.Sum256(buf)
-		prev = sum[:]
-		out = append(out, hex.EncodeToString(sum[:]))
+		prev = (*[pagehash.Size]byte)(raw)
+	}
+	spec := pagehash.Spec{PageSize: pageSize}
+	digests := pagehash.AppendUint32(make([][pagehash.Size]byte, 0, spec.Pages(len(tokens))), prev, tokens, spec)
+	out := make([]string, len(digests))
+	for i := range digests {
+		out[i] = hex.EncodeToString(digests[i][:])
 	}
 	return out, nil
 }

@@ -159,15 +159,43 @@ func (s *KeyScheme) V2Suffixes(name PoolName, pool Pool) ([]string, error) {
 	return out, err
 }
 
+// PoolShape is what a side pool's v2 key suffixes depend on besides its
+// name: a router that expands keys without host pools describes the pools
+// with it (ShapeOf gives a registered pool's).
+type PoolShape struct {
+	Kind Kind
+	// HasV: the pool has a v_buffer (the MHA kinds).
+	HasV bool
+	// MambaTemporal and MambaConv: a Mamba pool's temporal component and
+	// number of conv states.
+	MambaTemporal bool
+	MambaConv     int
+}
+
+// ShapeOf returns the shape of pool.
+func ShapeOf(pool Pool) PoolShape {
+	h := pool.host()
+	return PoolShape{Kind: pool.Kind(), HasV: h.hasV, MambaTemporal: h.mambaT, MambaConv: h.mambaNC}
+}
+
+// V2SuffixesOf is V2Suffixes for a pool described by its shape.
+func (s *KeyScheme) V2SuffixesOf(name PoolName, shape PoolShape) ([]string, error) {
+	out, _, err := s.v2SuffixesOf(name, shape)
+	return out, err
+}
+
 // v2Suffixes also reports whether the keys carry the TP rank (mha_suffix).
 func (s *KeyScheme) v2Suffixes(name PoolName, pool Pool) ([]string, bool, error) {
-	unsupported := func(reason string) error {
-		return &PoolError{Name: name, Reason: reason, Err: ErrUnsupportedPool}
-	}
 	if pool == nil {
 		return nil, false, &PoolError{Name: name, Reason: "not registered", Err: ErrUnregisteredPool}
 	}
-	h := pool.host()
+	return s.v2SuffixesOf(name, ShapeOf(pool))
+}
+
+func (s *KeyScheme) v2SuffixesOf(name PoolName, h PoolShape) ([]string, bool, error) {
+	unsupported := func(reason string) error {
+		return &PoolError{Name: name, Reason: reason, Err: ErrUnsupportedPool}
+	}
 	mla := "_" + s.mla + "_"
 	mha := "_" + s.mha + "_"
 	needMHA := false
@@ -176,25 +204,25 @@ func (s *KeyScheme) v2Suffixes(name PoolName, pool Pool) ([]string, bool, error)
 	case PoolKV:
 		out = []string{mla + "k"}
 	case PoolMamba:
-		if pool.Kind() != KindMamba {
-			return nil, false, unsupported(fmt.Sprintf("the mamba pool must be a Mamba state pool, got %s", pool.Kind()))
+		if h.Kind != KindMamba {
+			return nil, false, unsupported(fmt.Sprintf("the mamba pool must be a Mamba state pool, got %s", h.Kind))
 		}
 		needMHA = true
-		if h.mambaT {
+		if h.MambaTemporal {
 			out = append(out, mha+"temporal")
 		}
-		for i := 0; i < h.mambaNC; i++ {
+		for i := 0; i < h.MambaConv; i++ {
 			out = append(out, mha+"conv_"+strconv.Itoa(i))
 		}
 	case PoolDraft:
-		if pool.Kind() == KindMLA {
+		if h.Kind == KindMLA {
 			out = []string{mla + "draft_k"}
 		} else {
 			needMHA = true
 			out = []string{mha + "draft_k", mha + "draft_v"}
 		}
 	case PoolDraftSWA:
-		switch pool.Kind() {
+		switch h.Kind {
 		case KindV4Paged, KindMLA:
 			out = []string{mla + "draft_swa"}
 		case KindMHA, KindAsymmetricMHA:
@@ -206,7 +234,7 @@ func (s *KeyScheme) v2Suffixes(name PoolName, pool Pool) ([]string, bool, error)
 		out = []string{mla + string(name)}
 	case PoolSWA:
 		switch {
-		case !s.rankRep && h.hasV:
+		case !s.rankRep && h.HasV:
 			needMHA = true
 			out = []string{mha + "swa_k", mha + "swa_v"}
 		case s.rankRep:
@@ -214,7 +242,7 @@ func (s *KeyScheme) v2Suffixes(name PoolName, pool Pool) ([]string, bool, error)
 		}
 	}
 	if len(out) == 0 {
-		return nil, false, unsupported(fmt.Sprintf("no key scheme for pool %q with host pool %s", string(name), pool))
+		return nil, false, unsupported(fmt.Sprintf("no key scheme for pool %q with a %s host pool", string(name), h.Kind))
 	}
 	if needMHA && s.split != nil {
 		return nil, false, unsupported("v2 pools keyed by TP rank are not supported with split heads")
