@@ -33,6 +33,18 @@ type Options struct {
 	// Redis metadata), ready when its admin port answers, serving RPC only
 	// while it leads.
 	HA *HA
+	// KVEvents, when set, starts the master with its KV event publisher
+	// (--enable_kv_events) bound to tcp://127.0.0.1:<free port>. Only a
+	// master built with ENABLE_KV_EVENTS publishes: WaitKVEvents tells.
+	KVEvents *KVEvents
+}
+
+// KVEvents configures the master's KV event publisher.
+type KVEvents struct {
+	BackendID string // --kv_events_backend_id (default "mcgo-test")
+	Port      int    // 0: a free port, kept across Restart
+	// QueueCapacity is --kv_events_queue_capacity (0: upstream's 65536).
+	QueueCapacity int
 }
 
 // Master is one running mooncake_master.
@@ -46,6 +58,8 @@ type Master struct {
 	// v0.3.12.post1, listens for metrics on every address; tests still
 	// connect to 127.0.0.1 only).
 	metricsHost bool
+
+	kvPort int // the KV event publisher's port, 0 without KVEvents
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -86,6 +100,16 @@ func Start(opts Options) (*Master, error) {
 		}
 	}
 	m := &Master{opts: opts, bin: bin, ports: ports}
+	if kv := opts.KVEvents; kv != nil {
+		m.kvPort = kv.Port
+		if m.kvPort == 0 {
+			p, err := FreePorts(1)
+			if err != nil {
+				return nil, err
+			}
+			m.kvPort = p[0]
+		}
+	}
 	if m.metricsHost, err = hasFlag(bin, "metrics_host"); err != nil {
 		return nil, err
 	}
@@ -137,6 +161,17 @@ func (m *Master) start() error {
 	if m.opts.Lease != "" {
 		args = append(args, "--default_kv_lease_ttl="+m.opts.Lease)
 	}
+	if kv := m.opts.KVEvents; kv != nil {
+		id := kv.BackendID
+		if id == "" {
+			id = "mcgo-test"
+		}
+		args = append(args, "--enable_kv_events=true", "--kv_events_bind_endpoint="+m.KVEventsEndpoint(),
+			"--kv_events_backend_id="+id)
+		if kv.QueueCapacity > 0 {
+			args = append(args, "--kv_events_queue_capacity="+strconv.Itoa(kv.QueueCapacity))
+		}
+	}
 	args = append(args, m.opts.Extra...)
 	cmd := exec.Command(m.bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -177,6 +212,45 @@ func (m *Master) start() error {
 // Addr is the master's RPC address, MetadataURL its HTTP metadata server.
 func (m *Master) Addr() string        { return fmt.Sprintf("127.0.0.1:%d", m.ports[0]) }
 func (m *Master) MetadataURL() string { return fmt.Sprintf("http://127.0.0.1:%d/metadata", m.ports[1]) }
+
+// KVEventsEndpoint is where the master's KV event publisher binds
+// (tcp://127.0.0.1:port), "" when it was started without KVEvents.
+func (m *Master) KVEventsEndpoint() string {
+	if m.kvPort == 0 {
+		return ""
+	}
+	return fmt.Sprintf("tcp://127.0.0.1:%d", m.kvPort)
+}
+
+// ErrNoKVEvents: the master was asked for KV events and does not publish
+// them (a build with ENABLE_KV_EVENTS=OFF, whose publisher is a stub that
+// binds nothing).
+var ErrNoKVEvents = errors.New("testcluster: the master does not publish KV events (built without ENABLE_KV_EVENTS)")
+
+// WaitKVEvents waits up to wait for the master's publisher to accept a
+// connection: nil once it does, ErrNoKVEvents (or why not) when it never
+// does. A member of an HA group publishes only while it leads.
+func (m *Master) WaitKVEvents(wait time.Duration) error {
+	if m.kvPort == 0 {
+		return errors.New("testcluster: the master was started without KVEvents")
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", m.kvPort)
+	deadline := time.Now().Add(wait)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if m.PID() == 0 {
+			return errors.New("testcluster: the master is not running")
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: nothing listens on %s after %v", ErrNoKVEvents, addr, wait)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
 
 // AdminURL is the master's metrics and admin HTTP server (get_all_segments, ...).
 func (m *Master) AdminURL() string { return fmt.Sprintf("http://127.0.0.1:%d", m.ports[2]) }

@@ -148,11 +148,15 @@ type SubscriberStats struct {
 	Missed          uint64 // sequence numbers skipped in SequenceGap gaps
 	Reconnects      uint64 // connections made after the first
 	DecodeErrors    uint64 // messages dropped because they did not decode
+	UnknownEvents   uint64 // events of a type neither stored nor removed, left out
 	LastSeq         uint64
 	// LastLag is now minus the timestamp of the last batch when it was
 	// delivered (clock skew between hosts included).
 	LastLag time.Duration
 	// Connected is true while a connection to a publisher is up.
 	Connected bool
-	Endpoint  string
+	// Heartbeating is true while the publisher answers PINGs, so a silent
+	// publisher is noticed after SubscriberConfig.HeartbeatTimeout.
+	Heartbeating bool
+	Endpoint     string
 }
