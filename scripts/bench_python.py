@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import hashlib
 import json
 import mmap
 import os
@@ -39,15 +40,17 @@ import socket
 import sys
 import threading
 import time
+from array import array
 
 SCHEMA = "mcbench/1"
 
 SC_VERIFY, SC_FILL, SC_WRITE, SC_READ, SC_MIXED = "verify_write", "fill", "write_perf", "read_perf", "mixed_rw"
 SC_HISET, SC_HIGET, SC_HIEXISTS = "hicache_set", "hicache_get", "hicache_exists"
 SC_MPUT, SC_MGET, SC_MEMCPY = "multi_put", "multi_get", "memcpy"
+SC_PREFIX = "prefix_lookup"
 KV_SCENARIOS = [SC_VERIFY, SC_FILL, SC_WRITE, SC_READ, SC_MIXED]
 HI_SCENARIOS = [SC_HISET, SC_HIGET, SC_HIEXISTS]
-ALL_SCENARIOS = KV_SCENARIOS + HI_SCENARIOS + [SC_MPUT, SC_MGET, SC_MEMCPY]
+ALL_SCENARIOS = KV_SCENARIOS + HI_SCENARIOS + [SC_MPUT, SC_MGET, SC_MEMCPY, SC_PREFIX]
 POOL_MLA, POOL_MHA = "mla_layer_first", "mha_page_first"
 MLA_LAYERS, MLA_LATENT, BF16 = 61, 576, 2
 MHA_LAYERS, MHA_HEADS, MHA_HEAD_DIM = 32, 8, 128
@@ -871,6 +874,63 @@ def run_multi(cr):
             ref_mem.close()
 
 
+# ------------------------------------------------------------ prefix lookup
+
+
+def prefix_lookup(st, tag, tokens, page_size):
+    """A router's direct lookup written with the Python client: SGLang's page hashes with hashlib
+    (sha256 of the previous digest and the page's ids as uint32 little-endian), the MHA keys of
+    one TP rank, one batch_is_exist, and the leading pages whose K and V both exist.
+
+    tokens is an array("I") (the fastest form for hashlib: each page is a slice of its bytes)."""
+    mv = memoryview(tokens).cast("B")
+    step = 4 * page_size
+    keys, prev = [], b""
+    for off in range(0, len(mv) // step * step, step):
+        h = hashlib.sha256(prev)
+        h.update(mv[off:off + step])
+        prev = h.digest()
+        x = prev.hex()
+        keys.append(f"{tag}_{x}_0_k")
+        keys.append(f"{tag}_{x}_0_v")
+    res = st.batch_is_exist(keys)
+    for i, r in enumerate(res):
+        if r != 1:
+            return i // 2
+    return len(res) // 2
+
+
+def run_prefix(cr):
+    """prefix_lookup (see mcbench's prefixLookup): prompts whose every page is stored, looked up in turn."""
+    c = cr.c
+    P, b = c["page_size"], c["batch"]
+    tag = cr.prefix + "p"  # keys "{run}-{case}-p_{hash}_0_k": in the case's namespace
+    rnd = random.Random(cr.o.seed * 1000 + cr.idx)
+    prompts = [array("I", (rnd.randrange(1 << 17) for _ in range(b * P))) for _ in range(max(c["objects"] // b, 1))]
+    value = bytes(c["value_size"])
+    for p in prompts:
+        mv, step, keys, prev = memoryview(p).cast("B"), 4 * P, [], b""
+        for off in range(0, len(mv), step):
+            prev = hashlib.sha256(prev + mv[off:off + step]).digest()
+            keys += [f"{tag}_{prev.hex()}_0_k", f"{tag}_{prev.hex()}_0_v"]
+        rc = cr.st.put_batch(keys, [value] * len(keys), cr.rc)
+        if rc != 0:
+            raise RuntimeError(f"preparing the dataset: put_batch: {rc}")
+    kpr = keys_per_request(c)
+    state = {"i": 0}
+
+    def step(rec):
+        p = prompts[state["i"]]
+        state["i"] = (state["i"] + 1) % len(prompts)
+        t0 = time.perf_counter_ns()
+        n = prefix_lookup(cr.st, tag, p, P)
+        rec.add(time.perf_counter_ns() - t0, kpr, 0)
+        if n != b:
+            rec.errors += b - n
+
+    return [cr.result(cr.drive(step))]
+
+
 # ------------------------------------------------------------------ driver
 
 
@@ -894,6 +954,8 @@ class Bench:
                 return run_kv(cr)
             if sc in HI_SCENARIOS:
                 return run_hicache(cr)
+            if sc == SC_PREFIX:
+                return run_prefix(cr)
             return run_multi(cr)
         finally:
             self.store.remove_by_regex("^" + cr.prefix, True)

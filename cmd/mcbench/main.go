@@ -139,6 +139,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	hiPages := fs.Int("hicache-pages", d.HiCachePages, "pages per HiCache request (SGLang's STORAGE_BATCH_SIZE)")
 	callers := fs.String("callers", "4,16,64", "caller counts above one at which the concurrency cases (single 4 KiB puts and gets, "+
 		"1024 x 4 KiB zero-copy batches, HiCache MLA one-token pages) run again, concurrently; \"\" for none")
+	prefixPages := fs.Int("prefix-pages", d.PrefixPages, "prefix_lookup (named in -scenarios): pages per prompt")
+	prefixPage := fs.Int("prefix-page-size", d.PrefixPageSize, "prefix_lookup: tokens per page")
 	shapes := fs.String("multi-shapes", "128x61x1152,16x61x73728", "KEYSxBUFFERSxSIZE shapes of multi_put, multi_get and memcpy")
 	dur := fs.Duration("duration", time.Second, "measured time of each time-based case")
 	warm := fs.Duration("warmup", 200*time.Millisecond, "unmeasured warm-up of each time-based case")
@@ -252,6 +254,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			if p.MultiShapes, err = benchplan.ParseList(*shapes, benchplan.ParseShape); err != nil {
 				return nil, fmt.Errorf("-multi-shapes: %w", err)
 			}
+		}
+		if set["prefix-pages"] || !*quick {
+			p.PrefixPages = *prefixPages
+		}
+		if set["prefix-page-size"] || !*quick {
+			p.PrefixPageSize = *prefixPage
 		}
 		if set["callers"] || !*quick {
 			if p.Callers, err = benchplan.ParseList(*callers, benchplan.ParseCount); err != nil {
@@ -475,7 +483,8 @@ func (o *options) paramsJSON() map[string]any {
 		"scenarios": p.Scenarios, "apis": p.APIs, "sizes": p.Sizes, "batches": p.Batches,
 		"max_batch_bytes": p.MaxBatchBytes, "dataset_bytes": p.DatasetBytes, "max_objects": p.MaxObjects,
 		"mla_page_sizes": p.MLAPageSizes, "mha_page_sizes": p.MHAPageSizes, "hicache_pages": p.HiCachePages,
-		"multi_shapes": p.MultiShapes, "callers": p.Callers, "combining": o.cfg.Combining == mooncake.CombiningOn, "duration_s": o.duration.Seconds(), "warmup_s": o.warmup.Seconds(),
+		"multi_shapes": p.MultiShapes, "callers": p.Callers, "prefix_pages": p.PrefixPages, "prefix_page_size": p.PrefixPageSize,
+		"combining": o.cfg.Combining == mooncake.CombiningOn, "duration_s": o.duration.Seconds(), "warmup_s": o.warmup.Seconds(),
 		"gen_bytes": o.genBytes, "rwmixread": o.rwmixread, "seed": o.seed,
 		"segment": uint64(o.cfg.GlobalSegmentSize), "local_buffer": uint64(o.cfg.LocalBufferSize),
 		"protocol": o.cfg.Protocol, "master": o.cfg.MasterServerAddress,

@@ -26,6 +26,7 @@ const (
 	scMultiPut    = benchplan.MultiPut
 	scMultiGet    = benchplan.MultiGet
 	scMemcpy      = benchplan.Memcpy
+	scPrefix      = benchplan.PrefixLookup
 
 	apiPlain = benchplan.APIPlain
 

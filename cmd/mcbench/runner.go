@@ -192,6 +192,8 @@ func (b *bench) runOne(cr *caseRun) (res []Result, err error) {
 		return cr.hicache()
 	case scMultiPut, scMultiGet, scMemcpy:
 		return cr.multi()
+	case scPrefix:
+		return cr.prefixLookup()
 	}
 	return nil, fmt.Errorf("unknown scenario %q", c.Scenario)
 }

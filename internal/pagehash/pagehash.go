@@ -65,9 +65,9 @@ func (s Spec) MaxToken() uint64 {
 // scratch is one hashing state and its word buffer, pooled so that hashing
 // allocates nothing in steady state.
 type scratch struct {
-	h     hash.Hash
-	buf   []byte
-	sum   [Size]byte // the previous page's digest (first: a copy of the prior)
+	h   hash.Hash
+	buf []byte
+	sum [Size]byte // the previous page's digest (first: a copy of the prior)
 }
 
 var pool = sync.Pool{New: func() any { return &scratch{h: sha256.New()} }}

@@ -31,6 +31,11 @@ const (
 	MultiPut      = "multi_put"      // batch_put_from_multi_buffers with prebuilt lists
 	MultiGet      = "multi_get"      // batch_get_into_multi_buffers with prebuilt lists
 	Memcpy        = "memcpy"         // plain copies of the same bytes (the bandwidth reference)
+	// PrefixLookup is a router's direct lookup of a stored prompt:
+	// SGLang's page hashes of its token ids, their keys, one batch
+	// existence check, the leading stored pages counted (hostcache/prefix;
+	// in Python, hashlib and batch_is_exist).
+	PrefixLookup = "prefix_lookup"
 )
 
 // KVScenarios are store_kv_bench's scenarios, HiCacheScenarios the HiCache
@@ -39,6 +44,11 @@ var (
 	KVScenarios      = []string{VerifyWrite, Fill, WritePerf, ReadPerf, MixedRW}
 	HiCacheScenarios = []string{HiCacheSet, HiCacheGet, HiCacheExists}
 	AllScenarios     = slices.Concat(KVScenarios, HiCacheScenarios, []string{MultiPut, MultiGet, Memcpy})
+	// PrefixScenarios run only when named (-scenarios): the default plan
+	// is the one the committed reports measured.
+	PrefixScenarios = []string{PrefixLookup}
+	// KnownScenarios are every scenario a plan may name.
+	KnownScenarios = slices.Concat(AllScenarios, PrefixScenarios)
 )
 
 // APIs.
@@ -48,6 +58,7 @@ const (
 	APIMulti   = "multi"   // batch_put_from_multi_buffers / batch_get_into_multi_buffers
 	APIHiCache = "hicache" // the HiCache storage backend (hostcache / SGLang's MooncakeStore)
 	APIMemcpy  = "memcpy"
+	APIPrefix  = "prefix" // hostcache/prefix.Lookup / hashlib + batch_is_exist
 )
 
 // HiCache pool shapes.
@@ -111,6 +122,10 @@ type Params struct {
 	// Callers are the caller counts above one at which the concurrency
 	// cases (ConcurrencyCase) run again.
 	Callers []int `json:"callers,omitempty"`
+	// PrefixPages and PrefixPageSize shape prefix_lookup: pages per prompt
+	// and tokens per page.
+	PrefixPages    int `json:"prefix_pages,omitempty"`
+	PrefixPageSize int `json:"prefix_page_size,omitempty"`
 }
 
 // Shape is keys × buffers × bytes. Its JSON keeps the Go field names, which
@@ -122,36 +137,40 @@ func (s Shape) String() string { return fmt.Sprintf("%dx%dx%s", s.Keys, s.Buffer
 // DefaultParams are the parameters of the compare runs.
 func DefaultParams() Params {
 	return Params{
-		Scenarios:     slices.Clone(AllScenarios),
-		APIs:          []string{APIPlain, APIZcopy},
-		Sizes:         []int{4 << 10, 64 << 10, 1 << 20},
-		Batches:       []int{1, 32, 1024},
-		MaxBatchBytes: 128 << 20,
-		DatasetBytes:  256 << 20,
-		MaxObjects:    16384,
-		MLAPageSizes:  []int{1, 64},
-		MHAPageSizes:  []int{1, 64},
-		HiCachePages:  128,
-		MultiShapes:   []Shape{{128, 61, 1152}, {16, 61, 73728}},
-		Callers:       []int{4, 16, 64},
+		Scenarios:      slices.Clone(AllScenarios),
+		APIs:           []string{APIPlain, APIZcopy},
+		Sizes:          []int{4 << 10, 64 << 10, 1 << 20},
+		Batches:        []int{1, 32, 1024},
+		MaxBatchBytes:  128 << 20,
+		DatasetBytes:   256 << 20,
+		MaxObjects:     16384,
+		MLAPageSizes:   []int{1, 64},
+		MHAPageSizes:   []int{1, 64},
+		HiCachePages:   128,
+		MultiShapes:    []Shape{{128, 61, 1152}, {16, 61, 73728}},
+		Callers:        []int{4, 16, 64},
+		PrefixPages:    64,
+		PrefixPageSize: 64,
 	}
 }
 
 // QuickParams is a tiny plan for tests and smoke runs.
 func QuickParams() Params {
 	return Params{
-		Scenarios:     slices.Clone(AllScenarios),
-		APIs:          []string{APIPlain, APIZcopy},
-		Sizes:         []int{4 << 10},
-		Batches:       []int{1, 8},
-		MaxBatchBytes: 4 << 20,
-		DatasetBytes:  1 << 20,
-		MaxObjects:    256,
-		MLAPageSizes:  []int{1},
-		MHAPageSizes:  []int{1},
-		HiCachePages:  8,
-		MultiShapes:   []Shape{{8, 61, 1152}},
-		Callers:       []int{4},
+		Scenarios:      slices.Clone(AllScenarios),
+		APIs:           []string{APIPlain, APIZcopy},
+		Sizes:          []int{4 << 10},
+		Batches:        []int{1, 8},
+		MaxBatchBytes:  4 << 20,
+		DatasetBytes:   1 << 20,
+		MaxObjects:     256,
+		MLAPageSizes:   []int{1},
+		MHAPageSizes:   []int{1},
+		HiCachePages:   8,
+		MultiShapes:    []Shape{{8, 61, 1152}},
+		Callers:        []int{4},
+		PrefixPages:    8,
+		PrefixPageSize: 16,
 	}
 }
 
@@ -165,6 +184,8 @@ func ConcurrencyCase(c Case) bool {
 		return c.ValueSize == 4<<10 && (c.Batch == 1 || (c.API == APIZcopy && c.Batch == 1024))
 	case HiCacheSet, HiCacheGet:
 		return c.Pool == PoolMLA && c.PageSize == 1
+	case PrefixLookup:
+		return true
 	}
 	return false
 }
@@ -202,8 +223,8 @@ func (p Params) hiPages(pageBytes int) int {
 // Plan expands the parameters into cases, in run order.
 func (p Params) Plan() ([]Case, error) {
 	for _, s := range p.Scenarios {
-		if !slices.Contains(AllScenarios, s) {
-			return nil, fmt.Errorf("unknown scenario %q (known: %s)", s, strings.Join(AllScenarios, ","))
+		if !slices.Contains(KnownScenarios, s) {
+			return nil, fmt.Errorf("unknown scenario %q (known: %s)", s, strings.Join(KnownScenarios, ","))
 		}
 	}
 	for _, a := range p.APIs {
@@ -294,6 +315,18 @@ func (p Params) Plan() ([]Case, error) {
 			out = append(out, c)
 		}
 	}
+	if slices.Contains(p.Scenarios, PrefixLookup) {
+		if p.PrefixPages <= 0 || p.PrefixPageSize <= 0 {
+			return nil, fmt.Errorf("prefix pages and page size must be positive")
+		}
+		// The dataset: 16 stored prompts (MHA, one TP rank: a K and a V
+		// object of PrefixValueBytes per page); each lookup finds every
+		// page of one of them.
+		b := p.PrefixPages
+		out = append(out, Case{Name: fmt.Sprintf("%s/%s_p%d/%dpages", PrefixLookup, PoolMHA, p.PrefixPageSize, b),
+			Scenario: PrefixLookup, API: APIPrefix, Pool: PoolMHA, PageSize: p.PrefixPageSize, Batch: b,
+			ValueSize: PrefixValueBytes, Buffers: 1, BufSize: PrefixValueBytes, Objects: 16 * b, Timed: true})
+	}
 	// The concurrency sweep comes last, caller count by caller count, so
 	// that the single-caller cases keep their names and order.
 	var swept []Case
@@ -309,6 +342,10 @@ func (p Params) Plan() ([]Case, error) {
 	}
 	return append(out, swept...), nil
 }
+
+// PrefixValueBytes is the size of each object of a prefix_lookup dataset:
+// the lookup only asks whether keys exist.
+const PrefixValueBytes = 64
 
 // SizeName formats a byte count the way case names do: 4KiB, 1MiB, 1152B.
 func SizeName(n int) string {
