@@ -65,7 +65,7 @@ func greeting() []byte {
 // socketType ("SUB", "PUB"), and checks that the peer's type is one of
 // accept. deadline bounds the whole handshake (zero: none).
 func Handshake(nc net.Conn, socketType string, accept []string, deadline time.Time) (*Conn, error) {
-	c := &Conn{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10)}
+	c := &Conn{nc: nc, r: newReader(nc), w: bufio.NewWriterSize(nc, 64<<10)}
 	if err := nc.SetDeadline(deadline); err != nil {
 		return nil, err
 	}
@@ -191,6 +191,8 @@ type Message struct {
 	buf    []byte
 	ends   []int
 }
+
+func newReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 64<<10) }
 
 func (c *Conn) limit() int {
 	if c.MaxMessage > 0 {
