@@ -31,7 +31,7 @@ func newMetrics(reg prometheus.Registerer, mode string) *metrics {
 		pages: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mooncake_prefix_pages_total",
 			Help: "Pages of the prompts looked up: hashed (full pages) and cached (leading pages stored).", ConstLabels: c}, []string{"kind"}),
 		lag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "mooncake_prefix_event_lag_seconds",
-			Help: "From an event batch's timestamp (ms, the master's clock) to its events being visible in the index.",
+			Help:    "From an event batch's timestamp (ms, the master's clock) to its events being visible in the index.",
 			Buckets: prometheus.ExponentialBuckets(250e-6, 2, 16)}),
 		gaps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mooncake_prefix_event_gaps_total",
 			Help: "Gaps in the event stream (each schedules a resync), by reason."}, []string{"reason"}),

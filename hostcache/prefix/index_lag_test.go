@@ -97,7 +97,9 @@ func BenchmarkIndexEventLag(b *testing.B) {
 	}
 	lags := slices.Clone(h.lags)
 	slices.Sort(lags)
-	q := func(p float64) float64 { return float64(lags[min(len(lags)-1, int(p*float64(len(lags))))].Microseconds()) }
+	q := func(p float64) float64 {
+		return float64(lags[min(len(lags)-1, int(p*float64(len(lags))))].Microseconds())
+	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
 	b.ReportMetric(q(0.5), "p50-µs")
 	b.ReportMetric(q(0.99), "p99-µs")
