@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -59,7 +60,8 @@ type Master struct {
 	// connect to 127.0.0.1 only).
 	metricsHost bool
 
-	kvPort int // the KV event publisher's port, 0 without KVEvents
+	kvPort int         // the KV event publisher's port, 0 without KVEvents
+	kvLive atomic.Bool // WaitKVEvents saw the publisher listen
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -240,6 +242,7 @@ func (m *Master) WaitKVEvents(wait time.Duration) error {
 		c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
 		if err == nil {
 			c.Close()
+			m.kvLive.Store(true)
 			return nil
 		}
 		if m.PID() == 0 {
@@ -363,7 +366,7 @@ func (m *Master) Restart() error {
 // Env is the environment a client of this master runs with: the
 // conformance suite's variables and Mooncake's own, all on loopback.
 func (m *Master) Env() []string {
-	return []string{
+	env := []string{
 		"MCGO_TEST_MASTER=" + m.Addr(),
 		"MCGO_TEST_METADATA=" + m.MetadataURL(),
 		"MCGO_TEST_MASTER_ADMIN=" + m.AdminURL(),
@@ -376,6 +379,11 @@ func (m *Master) Env() []string {
 		"MC_TCP_BIND_ADDRESS=127.0.0.1",
 		"MC_MS_AUTO_DISC=0",
 	}
+	if m.kvLive.Load() {
+		// mooncaketest's Cluster.KVEvents: the publisher a test subscribes to.
+		env = append(env, "MCGO_TEST_KV_EVENTS="+m.KVEventsEndpoint())
+	}
+	return env
 }
 
 // FindMaster finds mooncake_master: path, $MOONCAKE_MASTER_BIN,

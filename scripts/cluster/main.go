@@ -13,6 +13,8 @@
 //	MOONCAKE_PROTOCOL=tcp, MOONCAKE_LOCAL_HOSTNAME,  read by ConfigFromEnv)
 //	MOONCAKE_GLOBAL_SEGMENT_SIZE=1gb
 //	MC_TCP_BIND_ADDRESS=127.0.0.1                    (keep clients on loopback)
+//	MCGO_TEST_KV_EVENTS=tcp://127.0.0.1:<port>       (with -kv-events, when the
+//	                                                 master publishes KV events)
 //
 // and stops the master by its PID when the command ends, fails, or the
 // runner is interrupted. The master's log is kept in -logs. The exit status
@@ -53,6 +55,7 @@ func run(args []string) (int, error) {
 	logDir := fs.String("logs", "build/cluster-logs", "directory for the master's log")
 	lease := fs.String("lease", "", "master --default_kv_lease_ttl (default: upstream's, 10 s)")
 	wait := fs.Duration("wait", 60*time.Second, "how long to wait for the master to answer")
+	kvEvents := fs.Bool("kv-events", false, "start the master with its KV event publisher on a free loopback port (a master built without ENABLE_KV_EVENTS ignores it)")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
 	}
@@ -60,9 +63,22 @@ func run(args []string) (int, error) {
 	if len(cmdArgs) == 0 {
 		return 2, errors.New("usage: cluster [flags] -- command [args...]")
 	}
-	m, err := testcluster.Start(testcluster.Options{Bin: *masterBin, LogDir: *logDir, Lease: *lease, Wait: *wait})
+	opts := testcluster.Options{Bin: *masterBin, LogDir: *logDir, Lease: *lease, Wait: *wait}
+	if *kvEvents {
+		opts.KVEvents = &testcluster.KVEvents{}
+	}
+	m, err := testcluster.Start(opts)
 	if err != nil {
 		return 1, err
+	}
+	if *kvEvents {
+		// The publisher binds while the master starts; a stub (a build
+		// without ENABLE_KV_EVENTS) never does.
+		if err := m.WaitKVEvents(3 * time.Second); err != nil {
+			fmt.Fprintf(os.Stderr, "cluster: no KV events: %v\n", err)
+		} else {
+			fmt.Fprintf(os.Stderr, "cluster: KV events on %s\n", m.KVEventsEndpoint())
+		}
 	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -650,9 +650,10 @@ int32_t mcgo_store_batch_remove(mcgo_store *s, const char *keys,
   return GuardBatch(results, n, [&]() -> int32_t {
     if (int32_t rc = KeysPrologue(s, keys, key_offsets, n, results); rc != kProceed) return rc;
     // Upstream's master removes key by key under each key's shard lock: a
-    // batch is not atomic, and neither is this.
+    // batch is not atomic, and neither is this. Its BatchRemove publishes
+    // no KV event (kv_events.h).
     for (size_t i = 0; i < n; ++i) {
-      results[i] = s->cluster->Remove(KeyAt(keys, key_offsets, i), force != 0);
+      results[i] = s->cluster->Remove(KeyAt(keys, key_offsets, i), force != 0, /*kv_event=*/false);
     }
     return MCGO_OK;
   });

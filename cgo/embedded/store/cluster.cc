@@ -149,6 +149,9 @@ const std::string kNoGroup;  // the group of an object written without group ids
 struct Registry {
   std::mutex mu;
   std::unordered_map<std::string, std::weak_ptr<Cluster>> clusters;
+  // KV event queues by cluster address, kept while recording even when the
+  // cluster has no client (kv_events.h).
+  std::unordered_map<std::string, std::shared_ptr<KvEventQueue>> kv_events;
 };
 
 // Never destroyed: clients may outlive static destruction (e.g. a Go program
@@ -200,8 +203,54 @@ std::shared_ptr<Cluster> Cluster::Join(const std::string &address) {
     if (auto live = it->second.lock()) return live;
   }
   auto cluster = std::make_shared<Cluster>(address, g_lease_ttl_ms.load());
+  auto kv = r.kv_events.find(address);
+  if (kv != r.kv_events.end()) cluster->kv_events_ = kv->second;
   r.clusters[address] = cluster;
   return cluster;
+}
+
+int32_t Cluster::StartKvEvents(const std::string &address, uint64_t capacity) {
+  Registry &r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.kv_events.count(address) != 0) return MCGO_INVALID_PARAMS;
+  auto q = std::make_shared<KvEventQueue>(capacity);
+  r.kv_events[address] = q;
+  auto it = r.clusters.find(address);
+  if (it != r.clusters.end()) {
+    if (auto live = it->second.lock()) {
+      std::lock_guard<std::mutex> cl(live->mu_);
+      live->kv_events_ = q;
+    }
+  }
+  return MCGO_OK;
+}
+
+int32_t Cluster::StopKvEvents(const std::string &address) {
+  Registry &r = GetRegistry();
+  std::shared_ptr<KvEventQueue> q;
+  std::shared_ptr<Cluster> live;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    auto kv = r.kv_events.find(address);
+    if (kv == r.kv_events.end()) return MCGO_OBJECT_NOT_FOUND;
+    q = std::move(kv->second);
+    r.kv_events.erase(kv);
+    auto it = r.clusters.find(address);
+    if (it != r.clusters.end()) live = it->second.lock();
+    if (live) {
+      std::lock_guard<std::mutex> cl(live->mu_);
+      live->kv_events_.reset();
+    }
+  }
+  q->Close();
+  return MCGO_OK;  // live (if any) is released outside the registry lock
+}
+
+std::shared_ptr<KvEventQueue> Cluster::KvEvents(const std::string &address) {
+  Registry &r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto kv = r.kv_events.find(address);
+  return kv == r.kv_events.end() ? nullptr : kv->second;
 }
 
 void SetLeaseTtlForNewClusters(uint64_t ms) { g_lease_ttl_ms.store(ms); }
@@ -520,6 +569,8 @@ void Cluster::Commit(WriteOp *ops, size_t n) noexcept {
     } else {
       it->second.data = std::move(op.data);
       it->second.pending_token = 0;
+      // Upstream's PutEnd publishes Stored (a put's and an upsert's end).
+      if (kv_events_) kv_events_->Record(true, op.key, it->second.group);
     }
     op.token = 0;
     op.data.reset();
@@ -562,13 +613,14 @@ void Cluster::Exists(const std::string *keys, size_t n, int64_t *results) {
   }
 }
 
-int32_t Cluster::Remove(const std::string &key, bool force) {
+int32_t Cluster::Remove(const std::string &key, bool force, bool kv_event) {
   const auto now = Clock::now();
   auto lock = LockAndSweep();
   auto it = objects_.find(key);
   if (it == objects_.end()) return MCGO_OBJECT_NOT_FOUND;
   if (!force && now < it->second.lease_until) return MCGO_OBJECT_HAS_LEASE;
   if (it->second.pending_token != 0) return MCGO_REPLICA_IS_NOT_READY;
+  if (kv_event && kv_events_) kv_events_->Record(false, key, it->second.group);
   EraseLocked(it);
   return MCGO_OK;
 }

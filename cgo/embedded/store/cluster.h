@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "embedded/base/memory.h"
+#include "kv_events.h"
 #include "regex.h"
 
 namespace mcgo::embedded {
@@ -106,6 +107,14 @@ class Cluster {
   // Number of live clusters in this process (tests).
   static size_t LiveClusters();
 
+  // KV events (kv_events.h): recording for the cluster at address starts
+  // (MCGO_OK; MCGO_INVALID_PARAMS when it already records) whether or not
+  // the cluster exists yet, and stops (MCGO_OBJECT_NOT_FOUND when it did
+  // not record). KvEvents is the queue, null when not recording.
+  static int32_t StartKvEvents(const std::string &address, uint64_t capacity);
+  static int32_t StopKvEvents(const std::string &address);
+  static std::shared_ptr<KvEventQueue> KvEvents(const std::string &address);
+
   // Registers a client. host is the configured local_hostname; a port from
   // a process-wide counter is appended when it has none. Mounts a segment
   // of segment_size bytes named after the client when segment_size > 0.
@@ -133,7 +142,9 @@ class Cluster {
   // 1 / 0 per key; grants a lease to each existing key.
   void Exists(const std::string *keys, size_t n, int64_t *results);
 
-  int32_t Remove(const std::string &key, bool force);
+  // kv_event: record Removed (upstream's single Remove does; its
+  // BatchRemove does not).
+  int32_t Remove(const std::string &key, bool force, bool kv_event = true);
   int64_t RemoveMatching(const KeyPattern &pattern, bool force);
   int64_t RemoveAll(bool force);
 
@@ -218,6 +229,7 @@ class Cluster {
   const uint64_t lease_ttl_ms_;
 
   mutable std::mutex mu_;
+  std::shared_ptr<KvEventQueue> kv_events_;  // null unless recording
   ObjectMap objects_;
   std::map<uint64_t, Segment> segments_;  // id -> segment
   size_t draining_ = 0;                    // segments with draining set

@@ -148,3 +148,11 @@ func (Client) GetIntoRanges([]byte, []uint64, *Ranges, []int64) int32 { return c
 func (Client) UnmountLocalDiskSegment(uint64) int32 { return cabi.CodeNoCgo }
 
 func (Client) OffloadRPCReadCount() int64 { return cabi.CodeNoCgo }
+
+func KVEventsStart(string, uint64) int32 { return cabi.CodeNoCgo }
+
+func KVEventsStop(string) int32 { return cabi.CodeNoCgo }
+
+func KVEventsDrain(string, uint32, []byte) (uint32, uint64, int, uint64, int32) {
+	return 0, 0, 0, 0, cabi.CodeNoCgo
+}
