@@ -168,11 +168,16 @@ native: require-mooncake
 	  $$cmake --build $(NATIVE_DIR) -j2 && \
 	  ls -l $(NATIVE_DIR)/libmcgo_native.so | sed "s|$(CURDIR)/||"
 
+# The tests that need the master's KV events (a master of their own with
+# --enable_kv_events) must run when upstream was built with ENABLE_KV_EVENTS
+# (expanded when the recipe runs, after native wrote the configure log).
+KV_EVENTS_ENV = $(if $(shell grep -s "ENABLE_KV_EVENTS=ON" $(NATIVE_DIR).configure.log),MCGO_REQUIRE_KV_EVENTS=1)
+
 # One fresh master for the whole run (MCGO_TEST_ISOLATED=1), packages one at
 # a time (-p 1) so that the capacity tests own the cluster.
 test-native: native
-	$(NATIVE_RUN) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- \
-	  $(GO) test -count=1 -p 1 $(NATIVE_SKIP) $(NATIVE_TEST_FLAGS) ./internal/codes/... ./internal/cabi/... ./mooncake/... ./hostcache/... ./interop/ ./cmd/mooncake-pd/...
+	$(NATIVE_RUN) $(KV_EVENTS_ENV) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- \
+	  $(GO) test -count=1 -p 1 $(NATIVE_SKIP) $(NATIVE_TEST_FLAGS) ./internal/codes/... ./internal/cabi/... ./mooncake/... ./hostcache/... ./interop/ ./cmd/mooncake-pd/... ./cmd/mooncake-prefix/...
 	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- $(GO) test -count=1 -run '^TestTE' $(NATIVE_TEST_FLAGS) ./cmd/mcbench/
 	$(MAKE) --no-print-directory chaos-native
 	@if grep -q "STORE_USE_ETCD=ON" $(NATIVE_DIR).configure.log; then \
