@@ -115,7 +115,7 @@ func (f *follower) HandleBatch(b *kvevents.Batch) {
 	f.x.HandleBatch(b)
 }
 
-func (f *follower) HandleGap(g kvevents.Gap)      { f.gaps.Add(1); f.x.HandleGap(g) }
+func (f *follower) HandleGap(g kvevents.Gap) { f.gaps.Add(1); f.x.HandleGap(g) }
 
 func (e *prefixEnv) follow(t *testing.T, x *prefix.Index) *follower {
 	t.Helper()
