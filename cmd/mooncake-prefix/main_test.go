@@ -72,6 +72,7 @@ func TestParse(t *testing.T) {
 // the command's service on a client that mounts no memory.
 type harness struct {
 	t      *testing.T
+	c      *mooncaketest.Cluster
 	writer *mooncake.Store
 	reader *mooncake.Store
 	scheme *prefix.Scheme
@@ -86,7 +87,7 @@ func newHarness(t *testing.T, args ...string) *harness {
 		t.Fatal(err)
 	}
 	c := mooncaketest.NewCluster(t)
-	h := &harness{t: t, o: o, writer: c.Open(t)}
+	h := &harness{t: t, c: c, o: o, writer: c.Open(t)}
 	// The command's client: no segment, no local buffer.
 	h.reader = c.Open(t, func(cfg *mooncake.Config) { cfg.GlobalSegmentSize, cfg.LocalBufferSize = 0, 0 })
 	if h.scheme, err = prefix.NewScheme(o.scheme); err != nil {
@@ -294,6 +295,35 @@ func TestLookupIndex(t *testing.T) {
 	// and learning is off.
 	if strings.Contains(metrics, `op="batch_is_exist"`) {
 		t.Fatalf("the index mode made existence calls per lookup:\n%s", metrics)
+	}
+}
+
+// TestLookupIndexClusterEvents: the index mode on the cluster master's own
+// events (the embedded master's publisher; on a live cluster, its
+// --enable_kv_events publisher when scripts/cluster -kv-events started it).
+func TestLookupIndexClusterEvents(t *testing.T) {
+	h := newHarness(t)
+	// No learning: what the index knows comes from the events.
+	h.o.mode, h.o.events, h.o.learnFor = modeIndex, h.c.KVEvents(t), -1
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	svc, srv := h.service(ctx)
+	waitFor(t, "ready", func() bool { c, _ := get(t, srv.URL+"/readyz"); return c == 200 })
+	rng := rand.New(rand.NewPCG(5, 6))
+	toks := randomTokens(rng, 10*4)
+	ds, _ := h.hasher.AppendPages(nil, nil, toks)
+	keys := h.store(ds[:7])
+	lookup := func() int {
+		_, r, _ := post(t, srv.URL, tokensJSON(toks, ""))
+		return r.Pages
+	}
+	waitFor(t, "the master's events", func() bool { return lookup() == 7 })
+	if err := h.writer.Remove(keys[3*h.scheme.ComponentsPerPage()], true); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the removal", func() bool { return lookup() == 3 })
+	if s := svc.x.Stats(); s.Events < 29 {
+		t.Fatalf("index stats %+v: want the 28 stored events and the removal", s)
 	}
 }
 
