@@ -23,6 +23,26 @@ type callerGroup struct {
 	abort       chan struct{}  // closed when a caller failed before the start
 	once        sync.Once
 	t0          time.Time
+
+	// values are what the callers share (made by the first that asks).
+	mu     sync.Mutex
+	values map[string]any
+}
+
+// shared returns the value named name, made with mk by the first caller
+// that asks for it.
+func (g *callerGroup) shared(name string, mk func() any) any {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if v, ok := g.values[name]; ok {
+		return v
+	}
+	if g.values == nil {
+		g.values = map[string]any{}
+	}
+	v := mk()
+	g.values[name] = v
+	return v
 }
 
 func newCallerGroup(n int) *callerGroup {

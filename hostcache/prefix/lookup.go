@@ -3,6 +3,7 @@ package prefix
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
@@ -30,26 +31,64 @@ type Result struct {
 // Lookup answers how many leading pages of a prompt are stored, with
 // SGLang's batch_exists semantics: a page counts only if every component
 // key of it exists, and counting stops at the first page that does not.
-// Each request is one BatchIsExist call, and hashing and key building reuse
-// pooled buffers, so a lookup allocates nothing per page once warm. It is
-// safe for concurrent use.
+// Each request's keys cross in one BatchIsExist call, and hashing and key
+// building reuse pooled buffers, so a lookup allocates nothing per page once
+// warm. It is safe for concurrent use.
+//
+// Concurrent requests combine: a request that finds another's call in
+// flight queues, and when that call returns, the queued requests (up to
+// MaxCombinedKeys keys) cross together in one call, each getting the answer
+// its own call would have given. A request alone makes its own call at
+// once; none waits for more than the call in flight and then its own. So
+// a request never causes more than one call, and under load one call
+// serves many (a router's concurrent lookups cost the store, and the Go
+// runtime's crossings, one call per batch instead of one per request).
 type Lookup struct {
 	h       *Hasher
 	s       *Scheme
 	e       Exister
 	scratch sync.Pool
+
+	mu    sync.Mutex
+	busy  bool             // a leader's call is in flight
+	queue []*lookupScratch // requests waiting for the next call
+
+	// The leader's combined batch (one leader at a time).
+	batch    hostmem.Keys
+	batchRes []int64
+	group    []*lookupScratch
+
+	lookups, calls, combined atomic.Uint64
 }
+
+// MaxCombinedKeys bounds the keys of one combined call (a request with
+// more keys still crosses, alone).
+const MaxCombinedKeys = 8192
 
 type lookupScratch struct {
 	pages []Digest
 	keys  hostmem.Keys
-	res   []int64
+	res   []int64 // this request's results
+	err   error   // the call's error (nil results: the call failed)
+	wake  chan bool
+}
+
+// LookupStats counts a Lookup's work since it was made.
+type LookupStats struct {
+	Lookups  uint64 // requests that checked at least one page
+	Calls    uint64 // BatchIsExist calls made
+	Combined uint64 // requests answered by a call made with others
 }
 
 // NewLookup returns a lookup that hashes with h, expands pages with s and
 // checks them with e.
 func NewLookup(h *Hasher, s *Scheme, e Exister) *Lookup {
-	return &Lookup{h: h, s: s, e: e, scratch: sync.Pool{New: func() any { return new(lookupScratch) }}}
+	return &Lookup{h: h, s: s, e: e, scratch: sync.Pool{New: func() any { return &lookupScratch{wake: make(chan bool, 1)} }}}
+}
+
+// Stats returns the counts so far.
+func (l *Lookup) Stats() LookupStats {
+	return LookupStats{Lookups: l.lookups.Load(), Calls: l.calls.Load(), Combined: l.combined.Load()}
 }
 
 // Lookup hashes the full pages of tokens, chaining from prior (nil: the
@@ -60,7 +99,8 @@ func NewLookup(h *Hasher, s *Scheme, e Exister) *Lookup {
 // missing key does, as in SGLang; when it is the key at which counting
 // stopped, the *LookupError is returned with the Result, so the caller can
 // tell an absent page from an unanswered one. A call that failed as a whole
-// returns Pages 0 and the error.
+// returns Pages 0 and the error. The context is checked before the call;
+// a request queued behind another's call waits for its answer.
 func (l *Lookup) Lookup(ctx context.Context, prior *Digest, tokens []uint32) (Result, error) {
 	sc := l.scratch.Get().(*lookupScratch)
 	defer l.scratch.Put(sc)
@@ -98,19 +138,109 @@ func (l *Lookup) check(ctx context.Context, sc *lookupScratch) (Result, error) {
 	}
 	sc.keys.Reset()
 	l.s.AppendPageKeys(&sc.keys, sc.pages)
-	n := sc.keys.Len()
-	res, err := l.e.BatchIsExist(&sc.keys, sc.res[:0])
-	if res == nil {
-		if err == nil {
-			err = errNoResults
+	l.lookups.Add(1)
+	l.mu.Lock()
+	if !l.busy {
+		l.busy = true
+		l.mu.Unlock()
+		l.lead(sc)
+	} else {
+		l.queue = append(l.queue, sc)
+		l.mu.Unlock()
+		if <-sc.wake {
+			l.lead(sc)
 		}
-		return r, &LookupError{Keys: n, Index: -1, Err: err}
 	}
-	if cap(res) > cap(sc.res) {
-		sc.res = res[:0]
+	return l.count(sc, r)
+}
+
+// lead makes one call for own and the queued requests that fit, answers
+// them, and hands the next call to the first request still queued.
+func (l *Lookup) lead(own *lookupScratch) {
+	group := append(l.group[:0], own)
+	n := own.keys.Len()
+	l.mu.Lock()
+	i := 0
+	for ; i < len(l.queue) && n+l.queue[i].keys.Len() <= MaxCombinedKeys; i++ {
+		n += l.queue[i].keys.Len()
+		group = append(group, l.queue[i])
+	}
+	l.queue = l.queue[:copy(l.queue, l.queue[i:])]
+	l.mu.Unlock()
+
+	l.calls.Add(1)
+	if len(group) == 1 {
+		res, err := l.e.BatchIsExist(&own.keys, own.res[:0])
+		own.res, own.err = res, err
+		if res == nil && err == nil {
+			own.err = errNoResults
+		}
+	} else {
+		l.combined.Add(uint64(len(group)))
+		l.batch.Reset()
+		for _, g := range group {
+			for j := 0; j < g.keys.Len(); j++ {
+				l.batch.Buf = append(l.batch.Buf, g.keys.Bytes(j)...)
+				l.batch.Offsets = append(l.batch.Offsets, uint64(len(l.batch.Buf)))
+			}
+		}
+		res, err := l.e.BatchIsExist(&l.batch, l.batchRes[:0])
+		if cap(res) > cap(l.batchRes) {
+			l.batchRes = res[:0]
+		}
+		off := 0
+		for _, g := range group {
+			k := g.keys.Len()
+			switch {
+			case res == nil:
+				g.res, g.err = nil, err
+				if err == nil {
+					g.err = errNoResults
+				}
+			case len(res) != n:
+				g.res, g.err = g.res[:0], err
+			default:
+				g.res, g.err = append(g.res[:0], res[off:off+k]...), err
+			}
+			off += k
+		}
+		if len(res) != n && res != nil {
+			for _, g := range group {
+				g.err = &resultCountError{got: len(res), want: n}
+			}
+		}
+		for _, g := range group[1:] {
+			g.wake <- false
+		}
+	}
+	clear(group) // keep no request reachable from l
+	l.group = group[:0]
+
+	l.mu.Lock()
+	if len(l.queue) == 0 {
+		l.busy = false
+		l.mu.Unlock()
+		return
+	}
+	next := l.queue[0]
+	l.queue = l.queue[:copy(l.queue, l.queue[1:])]
+	l.mu.Unlock()
+	next.wake <- true
+}
+
+// count reads a request's answer: the leading pages all of whose keys are 1.
+func (l *Lookup) count(sc *lookupScratch, r Result) (Result, error) {
+	n := sc.keys.Len()
+	res := sc.res
+	if res == nil {
+		return r, &LookupError{Keys: n, Index: -1, Err: sc.err}
 	}
 	if len(res) != n {
-		return r, &LookupError{Keys: n, Index: -1, Err: &resultCountError{got: len(res), want: n}}
+		err := sc.err
+		if _, ok := err.(*resultCountError); !ok {
+			err = &resultCountError{got: len(res), want: n}
+		}
+		return r, &LookupError{Keys: n, Index: -1, Err: err}
 	}
 	m := l.s.ComponentsPerPage()
 	for p := range sc.pages {
@@ -122,7 +252,7 @@ func (l *Lookup) check(ctx context.Context, sc *lookupScratch) (Result, error) {
 			// The prefix ends at page p; say why when a check of it failed.
 			for k := p * m; k < p*m+m; k++ {
 				if res[k] < 0 {
-					return r, &LookupError{Keys: n, Index: k, Code: res[k], Err: err}
+					return r, &LookupError{Keys: n, Index: k, Code: res[k], Err: sc.err}
 				}
 			}
 			return r, nil

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mooncake-go/mooncake-go/hostcache"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
@@ -259,6 +261,9 @@ func TestLookupMatchesBruteForce(t *testing.T) {
 }
 
 func TestLookupAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocations are counted without -race (it makes sync.Pool drop items); go test without -race checks them")
+	}
 	h, s := setup(t, Plain)
 	toks := seq(64*4, 5)
 	pages, _ := h.AppendPages(nil, nil, toks)
@@ -295,3 +300,181 @@ func BenchmarkLookup64(b *testing.B) {
 		}
 	}
 }
+
+// gatedExister holds its first call until released, so that the requests
+// made meanwhile queue behind it.
+type gatedExister struct {
+	*fakeExister
+	mu      sync.Mutex
+	gate    chan struct{}
+	entered chan struct{}
+	sizes   []int
+}
+
+func (g *gatedExister) BatchIsExist(keys *hostmem.Keys, results []int64) ([]int64, error) {
+	g.mu.Lock()
+	gate := g.gate
+	g.gate = nil
+	g.sizes = append(g.sizes, keys.Len())
+	g.mu.Unlock()
+	if gate != nil {
+		close(g.entered)
+		<-gate
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.fakeExister.BatchIsExist(keys, results)
+}
+
+func (l *Lookup) queued() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.queue)
+}
+
+// TestLookupCombines: requests made while a call is in flight cross
+// together in the next call, each with its own answer.
+func TestLookupCombines(t *testing.T) {
+	h, s := setup(t, Plain)
+	const n = 12
+	f := &fakeExister{present: map[string]bool{}}
+	prompts := make([][]uint32, n)
+	want := make([]int, n)
+	for i := range prompts {
+		prompts[i] = seq(4*6, uint32(100+i))
+		pages, _ := h.AppendPages(nil, nil, prompts[i])
+		want[i] = i % 7
+		f.store(s, pages[:want[i]], nil)
+		if i == 5 { // one request's page fails to be checked
+			f.codes = map[string]int64{s.Key(pages[want[i]], 1): -900}
+			f.err = errors.New("check failed")
+		}
+	}
+	gate := make(chan struct{})
+	g := &gatedExister{fakeExister: f, gate: gate, entered: make(chan struct{})}
+	l := NewLookup(h, s, g)
+	first := make(chan error, 1)
+	go func() {
+		_, err := l.Lookup(context.Background(), nil, seq(4, 999))
+		first <- err
+	}()
+	<-g.entered
+	var wg sync.WaitGroup
+	results := make([]Result, n)
+	errs := make([]error, n)
+	for i := range prompts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = l.Lookup(context.Background(), nil, prompts[i])
+		}()
+	}
+	for l.queued() < n {
+		time.Sleep(time.Millisecond)
+	}
+	close(gate)
+	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for i := range prompts {
+		if results[i].Pages != want[i] || results[i].Hashed != 6 {
+			t.Errorf("request %d: %+v, want %d pages", i, results[i], want[i])
+		}
+		var le *LookupError
+		if i == 5 {
+			if !errors.As(errs[i], &le) || le.Code != -900 || le.Index != want[i]*4+1 {
+				t.Errorf("request 5: %v", errs[i])
+			}
+		} else if errs[i] != nil {
+			t.Errorf("request %d: %v", i, errs[i])
+		}
+	}
+	// The gated call, then at most one call for the queued twelve (one
+	// leader takes them all: 12 x 24 keys fit MaxCombinedKeys).
+	if len(g.sizes) != 2 || g.sizes[1] != n*6*4 {
+		t.Errorf("calls of %v keys, want [4 %d]", g.sizes, n*6*4)
+	}
+	if st := l.Stats(); st.Lookups != n+1 || st.Calls != 2 || st.Combined != n {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestLookupCombinedFailure: a combined call that fails as a whole fails
+// every request it carried.
+func TestLookupCombinedFailure(t *testing.T) {
+	h, s := setup(t, Plain)
+	boom := errors.New("boom")
+	gate := make(chan struct{})
+	g := &gatedExister{fakeExister: &fakeExister{}, gate: gate, entered: make(chan struct{})}
+	l := NewLookup(h, s, g)
+	go func() { _, _ = l.Lookup(context.Background(), nil, seq(4, 1)) }()
+	<-g.entered
+	g.mu.Lock()
+	g.fail = boom
+	g.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, 5)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = l.Lookup(context.Background(), nil, seq(8, uint32(i)))
+		}()
+	}
+	for l.queued() < len(errs) {
+		time.Sleep(time.Millisecond)
+	}
+	close(gate)
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, boom) || !errors.Is(err, ErrLookup) {
+			t.Errorf("request %d: %v", i, err)
+		}
+	}
+}
+
+// TestLookupConcurrent: many callers at once (under -race) all get the
+// brute-force answer.
+func TestLookupConcurrent(t *testing.T) {
+	h, s := setup(t, Bigram)
+	f := &fakeExister{present: map[string]bool{}}
+	var prompts [][]uint32
+	var want []int
+	for i := 0; i < 40; i++ {
+		p := seq(4*5+1, uint32(i))
+		pages, _ := h.AppendPages(nil, nil, p)
+		f.store(s, pages[:i%6], nil)
+		prompts = append(prompts, p)
+		want = append(want, i%6)
+	}
+	var mu sync.Mutex
+	l := NewLookup(h, s, existerFunc(func(k *hostmem.Keys, r []int64) ([]int64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return f.BatchIsExist(k, r)
+	}))
+	var wg sync.WaitGroup
+	for c := 0; c < 8; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < 200; k++ {
+				i := (c*31 + k) % len(prompts)
+				r, err := l.Lookup(context.Background(), nil, prompts[i])
+				if err != nil || r.Pages != want[i] {
+					t.Errorf("prompt %d: %+v %v", i, r, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if st := l.Stats(); st.Lookups != 1600 || st.Calls > st.Lookups {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+type existerFunc func(*hostmem.Keys, []int64) ([]int64, error)
+
+func (f existerFunc) BatchIsExist(k *hostmem.Keys, r []int64) ([]int64, error) { return f(k, r) }

@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mooncake-go/mooncake-go/hostcache"
@@ -172,14 +174,27 @@ func TestQueryOnlyClient(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	rssW, threadsW := procStatus(t)
 	writer := cl.Open(t)
+	rssW1, threadsW1 := procStatus(t)
+	t.Logf("%s engine: opening a first client (%s segment, %s local buffer): RSS %+d KiB, threads %+d", mooncake.Backend().Name,
+		cl.Config().GlobalSegmentSize, cl.Config().LocalBufferSize, rssW1-rssW, threadsW1-threadsW)
 	key := mooncaketest.Key(t, "k")
 	if err := writer.Put(key, []byte("value")); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = writer.Remove(key, true) })
 
+	// What opening each client costs this process (docs/prefix.md,
+	// "Query-only client"), after the first (which pays the engine's
+	// one-time setup): logged, not judged.
+	rss0, threads0 := procStatus(t)
 	q := cl.Open(t, queryOnly)
+	rss1, threads1 := procStatus(t)
+	cl.Open(t)
+	rss2, threads2 := procStatus(t)
+	t.Logf("%s engine: then a query-only client: RSS %+d KiB, threads %+d; then one more full client: RSS %+d KiB, threads %+d",
+		mooncake.Backend().Name, rss1-rss0, threads1-threads0, rss2-rss1, threads2-threads1)
 	res, err := q.BatchIsExist(hostmem.PackKeys(key, key+"-absent"), nil)
 	if err != nil || len(res) != 2 || res[0] != 1 || res[1] != 0 {
 		t.Fatalf("BatchIsExist: %v %v", res, err)
@@ -202,9 +217,32 @@ func TestQueryOnlyClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The writer mounted one segment; the query-only client none.
-		if len(after) != len(before)+1 {
-			t.Fatalf("segments before %v, after %v: want the writer's only", before, after)
+		// The two full clients mounted a segment each; the query-only
+		// client none.
+		if len(after) != len(before)+2 {
+			t.Fatalf("segments before %v, after %v: want the two full clients' only", before, after)
 		}
 	}
+}
+
+// procStatus returns this process's resident set (KiB) and thread count.
+func procStatus(t *testing.T) (rssKiB, threads int) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Logf("no /proc/self/status: %v", err)
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "VmRSS:":
+			rssKiB, _ = strconv.Atoi(f[1])
+		case "Threads:":
+			threads, _ = strconv.Atoi(f[1])
+		}
+	}
+	return rssKiB, threads
 }
