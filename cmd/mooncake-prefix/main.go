@@ -260,6 +260,7 @@ func newService(ctx context.Context, o *options, st *mooncake.Store) (*service, 
 	s := &service{server: &server{mode: o.mode, pageSize: o.hash.PageSize, m: m, reg: reg}}
 	if o.mode == modeDirect {
 		l := prefix.NewLookup(h, sch, st)
+		reg.MustRegister(newLookupCollector(l))
 		s.lookup = l.LookupInt64
 		return s, nil
 	}

@@ -223,6 +223,7 @@ func TestLookupDirect(t *testing.T) {
 		`mooncake_prefix_pages_total{kind="hashed",mode="direct"} 8`,
 		`mooncake_prefix_lookup_duration_seconds_count{mode="direct"} 10`,
 		`mooncake_store_calls_total{op="batch_is_exist"} 2`,
+		`mooncake_prefix_direct_exist_calls_total 2`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %q", want)

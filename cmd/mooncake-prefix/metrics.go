@@ -147,6 +147,38 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// lookupCollector exports a direct Lookup's counters: requests, the
+// existence calls made for them, and the requests combined into another's
+// call.
+type lookupCollector struct {
+	l                        *prefix.Lookup
+	lookups, calls, combined *prometheus.Desc
+}
+
+func newLookupCollector(l *prefix.Lookup) *lookupCollector {
+	d := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("mooncake_prefix_direct_"+name, help, nil, nil)
+	}
+	return &lookupCollector{l: l,
+		lookups:  d("lookups_total", "Direct lookups that checked at least one page."),
+		calls:    d("exist_calls_total", "BatchIsExist calls made for them."),
+		combined: d("combined_total", "Lookups answered by a call made together with others."),
+	}
+}
+
+func (c *lookupCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.lookups
+	ch <- c.calls
+	ch <- c.combined
+}
+
+func (c *lookupCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.l.Stats()
+	ch <- prometheus.MustNewConstMetric(c.lookups, prometheus.CounterValue, float64(s.Lookups))
+	ch <- prometheus.MustNewConstMetric(c.calls, prometheus.CounterValue, float64(s.Calls))
+	ch <- prometheus.MustNewConstMetric(c.combined, prometheus.CounterValue, float64(s.Combined))
+}
+
 func b2f(b bool) float64 {
 	if b {
 		return 1
