@@ -133,6 +133,18 @@ func (e *prefixEnv) follow(t *testing.T, x *prefix.Index) *follower {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// The publisher sends nothing to a subscriber until the subscription
+	// has reached it (ZMQ PUB/SUB), a moment after the connection is up
+	// (the index learns what it missed then only when it is looked up):
+	// store sentinel pages, outside the test's prompts, until one is seen.
+	before := x.Stats().Events
+	for i := 0; x.Stats().Events == before; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("no event from the master after %d sentinel pages: %+v", i, f.sub.Stats())
+		}
+		e.put(t, []prefix.Digest{{0x5e, byte(i), byte(i >> 8), byte(time.Now().UnixNano())}}, 64, nil)
+		time.Sleep(10 * time.Millisecond)
+	}
 	return f
 }
 

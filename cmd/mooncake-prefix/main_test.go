@@ -71,7 +71,7 @@ func TestParse(t *testing.T) {
 // harness is a cluster, a writer storing SGLang-shaped pages into it and
 // the command's service on a client that mounts no memory.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	c      *mooncaketest.Cluster
 	writer *mooncake.Store
 	reader *mooncake.Store
@@ -80,7 +80,7 @@ type harness struct {
 	o      *options
 }
 
-func newHarness(t *testing.T, args ...string) *harness {
+func newHarness(t testing.TB, args ...string) *harness {
 	t.Helper()
 	o, err := parse(append([]string{"-page-size", "4", "-tp-size", "2"}, args...), io.Discard)
 	if err != nil {
@@ -201,6 +201,11 @@ func TestLookupDirect(t *testing.T) {
 		{`{"tokens":[1.5]}`, 400, "request"},
 		{`{"tokens":`, 400, "request"},
 		{`{"tokens":[]} {}`, 400, "more than one"},
+		{`{"tokens":[1,2],"model":"x"}`, 200, `"hashed":0`}, // other keys: encoding/json's path, ignored
+		{`{"Tokens":[1,2,3,4,5,6,7,8]}`, 200, `"hashed":2`}, // encoding/json matches keys case-insensitively
+		{`{"tokens":[1,2,3,4],"prior":null}`, 200, `"hashed":1`},
+		{`{"tokens":[9223372036854775808]}`, 400, "request"},
+		{`{"tokens":[1e3]}`, 400, "request"},
 		{`{"tokens":[]}`, 200, `"pages":0`},
 	} {
 		code, _, raw := post(t, srv.URL, tc.body)
@@ -216,14 +221,14 @@ func TestLookupDirect(t *testing.T) {
 
 	code, metrics := get(t, srv.URL+"/metrics")
 	for _, want := range []string{
-		`mooncake_prefix_lookups_total{code="200",mode="direct"} 3`,
-		`mooncake_prefix_lookups_total{code="400",mode="direct"} 6`,
+		`mooncake_prefix_lookups_total{code="200",mode="direct"} 6`,
+		`mooncake_prefix_lookups_total{code="400",mode="direct"} 8`,
 		`mooncake_prefix_lookups_total{code="415",mode="direct"} 1`,
 		`mooncake_prefix_pages_total{kind="cached",mode="direct"} 5`,
-		`mooncake_prefix_pages_total{kind="hashed",mode="direct"} 8`,
-		`mooncake_prefix_lookup_duration_seconds_count{mode="direct"} 10`,
-		`mooncake_store_calls_total{op="batch_is_exist"} 2`,
-		`mooncake_prefix_direct_exist_calls_total 2`,
+		`mooncake_prefix_pages_total{kind="hashed",mode="direct"} 11`,
+		`mooncake_prefix_lookup_duration_seconds_count{mode="direct"} 15`,
+		`mooncake_store_calls_total{op="batch_is_exist"} 4`,
+		`mooncake_prefix_direct_exist_calls_total 4`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %q", want)
@@ -310,7 +315,18 @@ func TestLookupIndexClusterEvents(t *testing.T) {
 	defer cancel()
 	svc, srv := h.service(ctx)
 	waitFor(t, "ready", func() bool { c, _ := get(t, srv.URL+"/readyz"); return c == 200 })
+	// The publisher sends nothing to a subscriber until the subscription
+	// has reached it (ZMQ PUB/SUB), a moment after the connection is up:
+	// store sentinel pages until one is seen.
 	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; svc.x.Stats().Complete == 0; i++ {
+		if i == 100 {
+			t.Fatal("no event from the cluster's master after 100 sentinel pages")
+		}
+		sentinel, _ := h.hasher.AppendPages(nil, nil, randomTokens(rng, 4))
+		h.store(sentinel)
+		time.Sleep(10 * time.Millisecond)
+	}
 	toks := randomTokens(rng, 10*4)
 	ds, _ := h.hasher.AppendPages(nil, nil, toks)
 	keys := h.store(ds[:7])
@@ -323,9 +339,6 @@ func TestLookupIndexClusterEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the removal", func() bool { return lookup() == 3 })
-	if s := svc.x.Stats(); s.Events < 29 {
-		t.Fatalf("index stats %+v: want the 28 stored events and the removal", s)
-	}
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -97,13 +97,15 @@ func (s *server) answer(r *http.Request) (int, any) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return http.StatusUnsupportedMediaType, errorResponse{fmt.Sprintf("content type %q: want application/json", ct)}
 	}
-	var req lookupRequest
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxBody))
-	if err := dec.Decode(&req); err != nil {
+	b := reqBufs.Get().(*reqBuf)
+	defer putReqBuf(b)
+	req, err := readRequest(r, b)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return http.StatusRequestEntityTooLarge, errorResponse{fmt.Sprintf("request: over %d bytes", tooLarge.Limit)}
+	case err != nil:
 		return http.StatusBadRequest, errorResponse{"request: " + err.Error()}
-	}
-	if dec.More() {
-		return http.StatusBadRequest, errorResponse{"request: more than one JSON value"}
 	}
 	prior, err := prefix.ParsePrior(req.Prior)
 	if err != nil {
