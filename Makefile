@@ -168,15 +168,15 @@ native: require-mooncake
 	  $$cmake --build $(NATIVE_DIR) -j2 && \
 	  ls -l $(NATIVE_DIR)/libmcgo_native.so | sed "s|$(CURDIR)/||"
 
-# The tests that need the master's KV events (a master of their own with
-# --enable_kv_events) must run when upstream was built with ENABLE_KV_EVENTS
-# (expanded when the recipe runs, after native wrote the configure log).
-KV_EVENTS_ENV = $(if $(shell grep -s "ENABLE_KV_EVENTS=ON" $(NATIVE_DIR).configure.log),MCGO_REQUIRE_KV_EVENTS=1)
-
 # One fresh master for the whole run (MCGO_TEST_ISOLATED=1), packages one at
 # a time (-p 1) so that the capacity tests own the cluster.
+# The master publishes KV events when upstream was built with
+# ENABLE_KV_EVENTS (scripts/cluster -kv-events exports its endpoint); the
+# KV event tests must then run (MCGO_REQUIRE_KV_EVENTS), else they skip.
 test-native: native
-	$(NATIVE_RUN) $(KV_EVENTS_ENV) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- \
+	$(NATIVE_RUN) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 \
+	  $$(grep -q "ENABLE_KV_EVENTS=ON" $(NATIVE_DIR).configure.log && echo MCGO_REQUIRE_KV_EVENTS=1) \
+	  $(CLUSTER) -kv-events -- \
 	  $(GO) test -count=1 -p 1 $(NATIVE_SKIP) $(NATIVE_TEST_FLAGS) ./internal/codes/... ./internal/cabi/... ./mooncake/... ./hostcache/... ./interop/ ./cmd/mooncake-pd/... ./cmd/mooncake-prefix/...
 	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- $(GO) test -count=1 -run '^TestTE' $(NATIVE_TEST_FLAGS) ./cmd/mcbench/
 	$(MAKE) --no-print-directory chaos-native

@@ -60,8 +60,9 @@ type Master struct {
 	// connect to 127.0.0.1 only).
 	metricsHost bool
 
-	kvPort int         // the KV event publisher's port, 0 without KVEvents
-	kvLive atomic.Bool // WaitKVEvents saw the publisher listen
+	kvPort  int         // the KV event publisher's port, 0 without KVEvents
+	kvLive  atomic.Bool // WaitKVEvents saw the publisher listen
+	kvFlags bool        // the binary takes --enable_kv_events
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -103,6 +104,11 @@ func Start(opts Options) (*Master, error) {
 	}
 	m := &Master{opts: opts, bin: bin, ports: ports}
 	if kv := opts.KVEvents; kv != nil {
+		// Upstream before the publisher (v0.3.12.post1) has no such flags,
+		// and refuses to start with an unknown one.
+		if m.kvFlags, err = hasFlag(bin, "enable_kv_events"); err != nil {
+			return nil, err
+		}
 		m.kvPort = kv.Port
 		if m.kvPort == 0 {
 			p, err := FreePorts(1)
@@ -163,7 +169,7 @@ func (m *Master) start() error {
 	if m.opts.Lease != "" {
 		args = append(args, "--default_kv_lease_ttl="+m.opts.Lease)
 	}
-	if kv := m.opts.KVEvents; kv != nil {
+	if kv := m.opts.KVEvents; kv != nil && m.kvFlags {
 		id := kv.BackendID
 		if id == "" {
 			id = "mcgo-test"
@@ -235,6 +241,9 @@ var ErrNoKVEvents = errors.New("testcluster: the master does not publish KV even
 func (m *Master) WaitKVEvents(wait time.Duration) error {
 	if m.kvPort == 0 {
 		return errors.New("testcluster: the master was started without KVEvents")
+	}
+	if !m.kvFlags {
+		return fmt.Errorf("%w: %s has no --enable_kv_events", ErrNoKVEvents, m.bin)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", m.kvPort)
 	deadline := time.Now().Add(wait)

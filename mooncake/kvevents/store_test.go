@@ -89,7 +89,7 @@ func (c *collector) snapshot() ([]kvevents.Gap, []uint64) {
 // a probe key is upserted until its event arrives (a ZMQ publisher sends
 // nothing to a subscriber before its subscription has reached it). The
 // returned index is where the test's own events start.
-func live(t *testing.T, st *mooncake.Store, ep string) (*collector, *kvevents.Subscriber, int) {
+func live(t testing.TB, st *mooncake.Store, ep string) (*collector, *kvevents.Subscriber, int) {
 	t.Helper()
 	c := newCollector()
 	s, err := kvevents.Subscribe(context.Background(), kvevents.SubscriberConfig{Locator: kvevents.Static(ep), Handler: c})
