@@ -6,6 +6,8 @@
 //	mooncake-prefix -master 10.0.0.1:50051 -metadata http://10.0.0.1:8080/metadata \
 //	    -page-size 64 -tp-size 8 -model Qwen/Qwen3-8B                       # direct: one existence call per request
 //	mooncake-prefix ... -mode index -events tcp://10.0.0.1:5557              # from the master's KV events, no call per request
+//	mooncake-prefix -master etcd://10.0.0.9:2379 ... -mode index \
+//	    -events tcp://10.0.0.1:5557,tcp://10.0.0.2:5557                      # an HA group: the leader's publisher, followed
 //
 //	curl -s localhost:8090/v1/lookup -d '{"tokens":[1,2,3,...]}'
 //	{"pages":3,"hashed":4,"page_size":64,"last_hash":"9f2c..."}
@@ -19,7 +21,10 @@
 //     with --enable_kv_events) into an in-memory index of the pages stored
 //     (prefix.Index) and answers from it; the store client is used only to
 //     resynchronise after a gap in the events and to learn pages stored
-//     while events were lost (docs/prefix.md, "Event-fed index").
+//     while events were lost (docs/prefix.md, "Event-fed index"). With
+//     the masters of an HA group listed, it follows the serving leader's
+//     publisher (only the leader binds one) through failovers, and
+//     resynchronises after each (docs/prefix.md, "HA").
 //
 // The cluster comes from the flags the other commands take (-master,
 // -metadata, ...) or, without -master, from MOONCAKE_MASTER /
@@ -84,7 +89,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	o.cluster = cliconfig.Register(fs, cliconfig.Defaults{Segment: "0", LocalBuffer: "0", EmbeddedMaster: "mooncake-prefix"})
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8090", "HTTP address to serve on")
 	fs.StringVar(&o.mode, "mode", modeDirect, "direct (an existence call per request) or index (the master's KV events)")
-	fs.StringVar(&o.events, "events", "", "index mode: the master's KV event publisher, tcp://host:port (its --kv_events_bind_endpoint)")
+	fs.StringVar(&o.events, "events", "", "index mode: the master's KV event publisher, tcp://host:port (its --kv_events_bind_endpoint); for an HA group, every master's, comma-separated (the leader's is followed)")
 	fs.IntVar(&o.maxPages, "max-pages", prefix.DefaultMaxPages, "index mode: pages the index holds at most")
 	fs.IntVar(&o.resyncBatch, "resync-batch", prefix.DefaultResyncBatch, "index mode: pages per existence call of a resync")
 	fs.DurationVar(&o.learnFor, "learn-for", prefix.DefaultLearnFor, "index mode: how long after a gap lookups' misses are checked in the store (negative: never)")
@@ -136,6 +141,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	case modeIndex:
 		if o.events == "" {
 			return nil, errors.New("-mode index needs -events tcp://host:port (the master's --kv_events_bind_endpoint)")
+		}
+		if _, _, err := locatorOf(o.events); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("-mode %q: want direct or index", o.mode)
@@ -272,8 +280,13 @@ func newService(ctx context.Context, o *options, st *mooncake.Store) (*service, 
 	s.lookup = func(_ context.Context, prior *prefix.Digest, tokens []int64) (prefix.Result, error) {
 		return s.x.LookupInt64(prior, tokens)
 	}
+	loc, _, err := locatorOf(o.events)
+	if err != nil {
+		s.x.Close()
+		return nil, err
+	}
 	s.sub, err = kvevents.Subscribe(ctx, kvevents.SubscriberConfig{
-		Locator: kvevents.Static(o.events),
+		Locator: loc,
 		Handler: observed{x: s.x, m: m, now: time.Now},
 	})
 	if err != nil {
