@@ -20,6 +20,7 @@ const (
 	DefaultLearnFor    = 10 * time.Minute
 	DefaultLearnPages  = 64
 	DefaultLearnTTL    = time.Second
+	DefaultConfirm     = 3 * time.Second
 )
 
 // IndexConfig configures an Index.
@@ -57,6 +58,15 @@ type IndexConfig struct {
 	// time (0: DefaultLearnTTL), so a prompt nobody cached costs one check
 	// per LearnTTL, not one per lookup.
 	LearnTTL time.Duration
+	// Confirm is how long after a resync found components of a page absent
+	// they are checked again before the page is forgotten (0:
+	// DefaultConfirm; negative: forget at once). Meanwhile the page does
+	// not count. A master that has just become the leader answers
+	// "absent", without an error, for objects whose segments its clients
+	// have not mounted on it yet (observed for about a second against
+	// upstream's HA group: docs/prefix.md, "HA"); the resync that follows a
+	// failover runs in that second.
+	Confirm time.Duration
 	// RetryMin and RetryMax bound the back-off after a failed existence
 	// call of a resync (0: 50 ms and 5 s).
 	RetryMin, RetryMax time.Duration
@@ -80,9 +90,11 @@ type IndexStats struct {
 	Resyncs   uint64
 	Resyncing bool
 	// ResyncPages: pages checked by passes; ResyncDropped: of those, found
-	// absent and forgotten; ResyncFixed: of those, whose components
-	// differed from the store's; ResyncErrors: failed existence calls.
-	ResyncPages, ResyncDropped, ResyncFixed, ResyncErrors uint64
+	// absent and forgotten (after Confirm); ResyncFixed: of those, whose
+	// components differed from the store's; ResyncErrors: failed existence
+	// calls. ResyncRestored: pages a pass found short of components that
+	// the confirming check found again.
+	ResyncPages, ResyncDropped, ResyncFixed, ResyncErrors, ResyncRestored uint64
 	// Learning is true while lookups' misses are checked; LearnChecks:
 	// existence calls made for them; Learned: complete pages found;
 	// LearnDropped: misses not queued (the queue was full).
@@ -133,6 +145,7 @@ type Index struct {
 	learnFor    time.Duration
 	learnPages  int
 	learnTTL    time.Duration
+	confirm     time.Duration
 	retryMin    time.Duration
 	retryMax    time.Duration
 	now         func() time.Time
@@ -162,6 +175,7 @@ type Index struct {
 	// Stats at any time.
 	events, ignored, unkeyed, evictions, gaps, clears        atomic.Uint64
 	resyncs, resyncPages, resyncDropped, resyncFixed, resErr atomic.Uint64
+	resyncRestored                                           atomic.Uint64
 	learnChecks, learned, learnDropped, lastBatch            atomic.Uint64
 	lastLag                                                  atomic.Int64
 }
@@ -197,7 +211,7 @@ func NewIndex(cfg IndexConfig) (*Index, error) {
 		scheme: cfg.Scheme, hasher: cfg.Hasher, comps: int32(comps), words: (comps + 63) / 64,
 		max: orDefault(cfg.MaxPages, DefaultMaxPages), exister: cfg.Resync,
 		batch: orDefault(cfg.ResyncBatch, DefaultResyncBatch), learnFor: cfg.LearnFor,
-		learnPages: orDefault(cfg.LearnPages, DefaultLearnPages), learnTTL: cfg.LearnTTL,
+		learnPages: orDefault(cfg.LearnPages, DefaultLearnPages), learnTTL: cfg.LearnTTL, confirm: cfg.Confirm,
 		retryMin: cfg.RetryMin, retryMax: cfg.RetryMax, now: cfg.Now,
 		pages: make(map[Digest]int32),
 	}
@@ -206,6 +220,9 @@ func NewIndex(cfg IndexConfig) (*Index, error) {
 	}
 	if x.learnTTL == 0 {
 		x.learnTTL = DefaultLearnTTL
+	}
+	if x.confirm == 0 {
+		x.confirm = DefaultConfirm
 	}
 	if x.retryMin == 0 {
 		x.retryMin = 50 * time.Millisecond
@@ -423,7 +440,7 @@ func (x *Index) Stats() IndexStats {
 		Evictions: x.evictions.Load(), Gaps: x.gaps.Load(), Clears: x.clears.Load(),
 		Resyncs: x.resyncs.Load(), Resyncing: x.resyncDone.Load() != x.resyncWant.Load(),
 		ResyncPages: x.resyncPages.Load(), ResyncDropped: x.resyncDropped.Load(),
-		ResyncFixed: x.resyncFixed.Load(), ResyncErrors: x.resErr.Load(),
+		ResyncFixed: x.resyncFixed.Load(), ResyncErrors: x.resErr.Load(), ResyncRestored: x.resyncRestored.Load(),
 		Learning: x.exister != nil && x.learning(), LearnChecks: x.learnChecks.Load(),
 		Learned: x.learned.Load(), LearnDropped: x.learnDropped.Load(),
 		LastBatch: x.lastBatch.Load(), LastLag: time.Duration(x.lastLag.Load()),
@@ -570,7 +587,13 @@ func (x *Index) checker() {
 	w := &checkWork{}
 	ttl := time.NewTicker(x.learnTTL)
 	defer ttl.Stop()
+	confirmT := time.NewTimer(time.Hour)
+	confirmT.Stop()
+	defer confirmT.Stop()
 	for {
+		if len(w.confirm) > 0 {
+			confirmT.Reset(max(time.Until(w.confirm[0].due), 0))
+		}
 		select {
 		case <-x.stop:
 			return
@@ -584,17 +607,72 @@ func (x *Index) checker() {
 			if !x.resyncPass(w) {
 				return
 			}
+		case <-confirmT.C:
+			x.confirmDue(w)
+		}
+		confirmT.Stop()
+	}
+}
+
+// confirmation is a page a resync found short of components, to be
+// checked again at due.
+type confirmation struct {
+	check
+	due time.Time
+}
+
+// confirmDue checks again the pages whose confirmation is due, ResyncBatch
+// at a time: what is still absent is final.
+func (x *Index) confirmDue(w *checkWork) {
+	now := time.Now()
+	n := 0
+	for n < len(w.confirm) && n < x.batch && !w.confirm[n].due.After(now) {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	w.checks, w.ds = w.checks[:0], w.ds[:0]
+	x.mu.Lock()
+	for _, c := range w.confirm[:n] {
+		if s := &x.slots[c.idx]; s.used && s.gen == c.gen {
+			x.mark(w, c.idx, s)
 		}
 	}
+	x.mu.Unlock()
+	due := w.confirm[:n:n]
+	w.confirm = w.confirm[n:]
+	if len(w.checks) == 0 {
+		return
+	}
+	if !x.exist(w) {
+		x.resErr.Add(1)
+		x.unpick(w, false)
+		for _, c := range due {
+			w.confirm = append(w.confirm, confirmation{check: c.check, due: now.Add(x.confirm)})
+		}
+		return
+	}
+	x.applyChecks(w, checkConfirm)
 }
 
 // checkWork is the checker's reusable scratch.
 type checkWork struct {
-	checks []check
-	ds     []Digest
-	keys   hostmem.Keys
-	res    []int64
+	checks  []check
+	ds      []Digest
+	keys    hostmem.Keys
+	res     []int64
+	confirm []confirmation // in due order
 }
+
+// checkKind is why an existence call was made.
+type checkKind uint8
+
+const (
+	checkResync  checkKind = iota // a pass after a gap
+	checkLearn                    // a lookup's miss
+	checkConfirm                  // a resync's absent components, again
+)
 
 // resyncPass checks every page held, ResyncBatch pages per call, starting
 // over when another gap comes during the pass. False when stopped.
@@ -611,7 +689,7 @@ func (x *Index) resyncPass(w *checkWork) bool {
 		}
 		if !x.exist(w) {
 			x.resErr.Add(1)
-			x.unpick(w)
+			x.unpick(w, false)
 			select {
 			case <-x.stop:
 				return false
@@ -621,7 +699,7 @@ func (x *Index) resyncPass(w *checkWork) bool {
 			continue
 		}
 		backoff = x.retryMin
-		x.applyChecks(w, false)
+		x.applyChecks(w, checkResync)
 		pos = next
 		// Serve learning between batches, so a long pass does not starve it.
 		select {
@@ -666,13 +744,15 @@ func (x *Index) mark(w *checkWork, idx int32, s *slot) {
 	w.ds = append(w.ds, s.d)
 }
 
-// unpick undoes pick's marks after a failed call.
-func (x *Index) unpick(w *checkWork) {
+// unpick undoes the marks of a failed call. A page with no component left
+// is forgotten only when forget says so (a learning check's pending slot):
+// a held page waiting for a resync or a confirmation stays.
+func (x *Index) unpick(w *checkWork, forget bool) {
 	x.mu.Lock()
 	for _, c := range w.checks {
 		if s := &x.slots[c.idx]; s.used && s.gen == c.gen {
 			s.checks--
-			if s.have == 0 && s.checks == 0 {
+			if forget && s.have == 0 && s.checks == 0 {
 				x.release(c.idx)
 			}
 		}
@@ -697,43 +777,58 @@ func (x *Index) exist(w *checkWork) bool {
 // applyChecks merges the answers of an existence call into the slots: for
 // each component, the store's answer, unless an event changed it since the
 // check began (the event is newer) or the check failed for that key (the
-// old state stays). A page left with no component is forgotten.
-func (x *Index) applyChecks(w *checkWork, learning bool) {
-	var dropped, fixed, learned uint64
+// old state stays). A page left with no component is forgotten, except
+// after a resync with Confirm set: a page the store answered short of
+// components is checked again Confirm later, and forgotten only if still
+// absent then.
+func (x *Index) applyChecks(w *checkWork, kind checkKind) {
+	var dropped, fixed, learned, restored uint64
+	due := time.Now().Add(x.confirm)
 	x.mu.Lock()
 	for j, c := range w.checks {
 		s := &x.slots[c.idx]
 		if !s.used || s.gen != c.gen {
 			continue // evicted, or removed by events, during the call
 		}
-		was, changed := s.have, false
+		was, changed, lowered := s.have, false, false
 		for k, r := range w.res[j*int(x.comps) : (j+1)*int(x.comps)] {
 			if r < 0 || x.wasTouched(c.idx, k) || (r == 1) == x.hasBit(c.idx, k) {
 				continue
 			}
 			x.setBit(c.idx, k, r == 1)
-			changed = true
+			changed, lowered = true, lowered || r == 0
 		}
 		if changed {
 			fixed++
 		}
-		if learning && s.have == x.comps && was != x.comps {
+		if kind == checkLearn && s.have == x.comps && was != x.comps {
 			learned++
 		}
+		if kind == checkConfirm && s.have > was {
+			restored++
+		}
 		s.checks--
+		if kind == checkResync && lowered && x.confirm > 0 {
+			w.confirm = append(w.confirm, confirmation{check: c, due: due})
+			continue
+		}
 		if s.have == 0 && s.checks == 0 {
 			x.release(c.idx)
 			dropped++
 		}
 	}
 	x.mu.Unlock()
-	if learning {
+	switch kind {
+	case checkLearn:
 		x.learned.Add(learned)
-		return
+	case checkResync:
+		x.resyncPages.Add(uint64(len(w.checks)))
+		x.resyncDropped.Add(dropped)
+		x.resyncFixed.Add(fixed)
+	case checkConfirm:
+		x.resyncDropped.Add(dropped)
+		x.resyncRestored.Add(restored)
 	}
-	x.resyncPages.Add(uint64(len(w.checks)))
-	x.resyncDropped.Add(dropped)
-	x.resyncFixed.Add(fixed)
 }
 
 // barrier returns once the checker has handled every learning request
@@ -780,8 +875,8 @@ func (x *Index) learn(w *checkWork, q *learnReq) {
 	}
 	x.learnChecks.Add(1)
 	if !x.exist(w) {
-		x.unpick(w)
+		x.unpick(w, true)
 		return
 	}
-	x.applyChecks(w, true)
+	x.applyChecks(w, checkLearn)
 }

@@ -322,7 +322,7 @@ func TestIndexResync(t *testing.T) {
 	f := newFixture(t, 2)
 	st := newFakeStore()
 	x := newIndex(t, prefix.IndexConfig{Scheme: f.scheme, Hasher: f.hasher, Resync: st, ResyncBatch: 2,
-		LearnFor: -1, RetryMin: time.Millisecond, RetryMax: time.Millisecond})
+		LearnFor: -1, Confirm: -1, RetryMin: time.Millisecond, RetryMax: time.Millisecond})
 	ds := f.digests(prompt(rand.New(rand.NewPCG(7, 8)), nil, 0, 6, f.pageSize))
 	store := func(present bool, keys ...string) {
 		for _, k := range keys {
@@ -386,6 +386,45 @@ func TestIndexResync(t *testing.T) {
 	waitFor(t, "the third resync", resynced(x))
 	if !x.Contains(ds[2]) {
 		t.Fatal("a component whose check failed was dropped")
+	}
+}
+
+// TestIndexResyncConfirm: what a resync finds absent does not count, and is
+// checked again Confirm later: forgotten if still absent, counted again if
+// the store has it back (a new HA leader's first answers).
+func TestIndexResyncConfirm(t *testing.T) {
+	f := newFixture(t, 2)
+	st := newFakeStore()
+	x := newIndex(t, prefix.IndexConfig{Scheme: f.scheme, Hasher: f.hasher, Resync: st, LearnFor: -1, Confirm: 50 * time.Millisecond})
+	ds := f.digests(prompt(rand.New(rand.NewPCG(19, 20)), nil, 0, 4, f.pageSize))
+	keys := f.pageKeys(ds...)
+	for _, k := range keys {
+		st.set(k, true)
+	}
+	x.HandleBatch(f.batch(kvevents.Stored, keys...))
+	// The store answers "absent" for pages 1-3 at the resync; pages 1 and 2
+	// are back by the confirmation, page 3 is gone for good.
+	for _, k := range f.pageKeys(ds[1:]...) {
+		st.set(k, false)
+	}
+	st.mu.Lock()
+	st.after = func() {
+		for _, k := range f.pageKeys(ds[1:3]...) {
+			st.set(k, true)
+		}
+	}
+	st.mu.Unlock()
+	x.HandleGap(kvevents.Gap{Reason: kvevents.Resubscribed})
+	waitFor(t, "the resync", resynced(x))
+	if r := x.LookupDigests(ds); r.Pages != 1 {
+		t.Fatalf("before the confirmation: %+v, want 1 (pages found absent do not count)", r)
+	}
+	waitFor(t, "the confirmation", func() bool { s := x.Stats(); return s.ResyncRestored+s.ResyncDropped == 3 })
+	if r := x.LookupDigests(ds); r.Pages != 3 || x.Contains(ds[3]) {
+		t.Fatalf("after the confirmation: %+v, want 3", r)
+	}
+	if s := x.Stats(); s.ResyncRestored != 2 || s.ResyncDropped != 1 || s.Pages != 3 {
+		t.Fatalf("stats %+v: want 2 restored, 1 dropped, 3 held", s)
 	}
 }
 
