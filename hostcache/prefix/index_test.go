@@ -43,12 +43,12 @@ func (f *fakeStore) BatchIsExist(keys *hostmem.Keys, results []int64) ([]int64, 
 	f.mu.Lock()
 	var err error
 	for i := 0; i < keys.Len(); i++ {
-		k := string(keys.Bytes(i))
+		k := keys.Bytes(i)
 		switch {
-		case f.perKeyFail[k]:
+		case f.perKeyFail[string(k)]:
 			results = append(results, -704)
 			err = errors.New("fake: a key failed")
-		case f.keys[k]:
+		case f.keys[string(k)]:
 			results = append(results, 1)
 		default:
 			results = append(results, 0)
