@@ -34,7 +34,11 @@ type Config struct {
 	// cluster (0 = none). Env MOONCAKE_GLOBAL_SEGMENT_SIZE. Default 4gb.
 	GlobalSegmentSize Size `json:"global_segment_size"`
 	// LocalBufferSize is the client's staging buffer, used by the copying
-	// Put/Get. Env MOONCAKE_LOCAL_BUFFER_SIZE. Default 16mb.
+	// Put/Get. Env MOONCAKE_LOCAL_BUFFER_SIZE. Default 16mb. 0 = none: the
+	// copying calls then fail with ErrInvalidParams, as upstream's do. With
+	// GlobalSegmentSize 0 too, the client mounts and registers nothing and
+	// only asks (existence checks, zero-copy calls into memory it
+	// registers): a router's query-only client (docs/prefix.md).
 	LocalBufferSize Size `json:"local_buffer_size"`
 	// Protocol is "tcp" or "rdma". Env MOONCAKE_PROTOCOL. Default "rdma".
 	Protocol string `json:"protocol"`

@@ -14,7 +14,10 @@ import (
 	"testing"
 
 	"github.com/mooncake-go/mooncake-go/cmd/internal/benchplan"
+	"github.com/mooncake-go/mooncake-go/hostcache"
+	"github.com/mooncake-go/mooncake-go/hostcache/prefix"
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // clusterArgs returns the flags that select the test cluster: none for the
@@ -266,7 +269,8 @@ func TestPythonReadsThePlan(t *testing.T) {
 	}
 	for i, args := range [][]string{nil, {"-quick"}, {"-quick", "-sizes", "4KiB,1MiB", "-batches", "1,16", "-thp=false"},
 		{"-only", "hicache|multi", "-mla-page-sizes", "1,16,64", "-hicache-pages", "64", "-duration", "2s"},
-		{"-max-batch-bytes", "8MiB", "-dataset-bytes", "16MiB", "-max-objects", "100", "-multi-shapes", "4x3x100", "-prefault", "off"}} {
+		{"-max-batch-bytes", "8MiB", "-dataset-bytes", "16MiB", "-max-objects", "100", "-multi-shapes", "4x3x100", "-prefault", "off"},
+		{"-scenarios", "prefix_lookup", "-callers", "16", "-prefix-pages", "32", "-prefix-page-size", "16"}} {
 		var gout bytes.Buffer
 		if err := run(append([]string{"-list"}, args...), &gout, &gout); err != nil {
 			t.Fatalf("%q: %v", args, err)
@@ -325,5 +329,90 @@ func TestPythonReadsThePlan(t *testing.T) {
 	out, err := exec.Command(py, script, "--plan", good, "--master", "127.0.0.1:1", "--metadata", "http://127.0.0.1:1/metadata").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "cannot import mooncake.store") {
 		t.Errorf("without mooncake: %v\n%s", err, out)
+	}
+}
+
+// TestPrefixLookupRun runs prefix_lookup (named, as it is not in the
+// default plan) with one caller and with four sharing one prefix.Lookup:
+// every lookup finds every page of its prompt.
+func TestPrefixLookupRun(t *testing.T) {
+	args := clusterArgs(t)
+	out := filepath.Join(t.TempDir(), "go.json")
+	args = append(args, "-quick", "-scenarios", "prefix_lookup", "-duration", "30ms", "-warmup", "2ms", "-json", out)
+	var stdout, stderr bytes.Buffer
+	err := run(args, &stdout, &stderr)
+	if errors.Is(err, mooncake.ErrNoCgo) || (err != nil && strings.Contains(err.Error(), "cgo")) {
+		t.Skip("needs cgo:", err)
+	}
+	if err != nil {
+		t.Fatalf("run: %v\nstderr: %s", err, stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc Run
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Results) != 2 {
+		t.Fatalf("%d results, want prefix_lookup alone and with 4 callers", len(doc.Results))
+	}
+	for _, r := range doc.Results {
+		if r.Scenario != benchplan.PrefixLookup || r.Batch != 8 || r.PageSize != 16 || r.KeysPerRequest() != 16 {
+			t.Errorf("case %+v", r.Case)
+		}
+		if r.Requests == 0 || r.Errors != 0 || r.Keys != r.Requests*16 {
+			t.Errorf("%s: %d requests, %d keys, %d errors", r.Name, r.Requests, r.Keys, r.Errors)
+		}
+	}
+	if !strings.Contains(stderr.String(), "lookups in") {
+		t.Errorf("no combining report on stderr: %s", stderr.String())
+	}
+}
+
+// TestPythonPrefixKeys: the Python counterpart of prefix_lookup checks the
+// keys prefix.Lookup checks (SGLang's page hashes, the MHA keys of rank 0).
+func TestPythonPrefixKeys(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	const prog = `
+import importlib.util, sys
+from array import array
+spec = importlib.util.spec_from_file_location("bp", sys.argv[1])
+bp = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bp)
+class St:
+    def batch_is_exist(self, keys):
+        self.keys = keys
+        return [1] * (len(keys) - 1) + [0]
+st = St()
+n = bp.prefix_lookup(st, "tag", array("I", range(1, 40)), 4)
+print(n)
+print("\n".join(st.keys))
+`
+	out, err := exec.Command(py, "-c", prog, filepath.Join("..", "..", "scripts", "bench_python.py")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	h, _ := prefix.NewHasher(prefix.HashConfig{PageSize: 4})
+	tag := "tag"
+	s, _ := prefix.NewScheme(prefix.SchemeConfig{Keys: hostcache.KeyConfig{ExtraBackendTag: &tag}})
+	toks := make([]uint32, 39)
+	for i := range toks {
+		toks[i] = uint32(i + 1)
+	}
+	pages, _ := h.AppendPages(nil, nil, toks)
+	var keys hostmem.Keys
+	s.AppendPageKeys(&keys, pages)
+	if want := keys.Strings(); !reflect.DeepEqual(lines[1:], want) {
+		t.Errorf("Python's keys\n%q\nwant\n%q", lines[1:], want)
+	}
+	// The last key (page 8's V) is missing: 8 full pages before it.
+	if lines[0] != "8" {
+		t.Errorf("Python counted %s pages, want 8", lines[0])
 	}
 }

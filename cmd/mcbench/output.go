@@ -102,3 +102,18 @@ func (p *progress) stop() {
 		p.drawn = false
 	}
 }
+
+// note writes a line of its own to the progress writer (stderr), clearing
+// the bar first when one is drawn.
+func (p *progress) note(line string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+	fmt.Fprintln(p.w, line)
+}

@@ -110,5 +110,14 @@ func (cr *caseRun) prefixLookup() (res []Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if cr.group != nil {
+		// How much the callers' requests combined (once per case, by the
+		// first caller done: the others finish within a request).
+		cr.group.shared("prefix.Stats", func() any {
+			st := l.Stats()
+			cr.prog.note(fmt.Sprintf("mcbench: %s: %d lookups in %d calls (%d combined)", c.Name, st.Lookups, st.Calls, st.Combined))
+			return st
+		})
+	}
 	return []Result{cr.result(rec)}, nil
 }
