@@ -205,7 +205,7 @@ chaos-native: native
 # The last line is the prefix index following an HA group's leader through
 # its KV event publishers (docs/prefix.md, "HA").
 HA_TESTS       := ^(TestHA|TestEngine(Etcd|Redis)|TestTwoGoRuntimes)
-HA_GROUP_TESTS := TestHALeaderKilled TestHABackendRestarted TestHAPutAfterRemove TestHAPlacementAfterFailover
+HA_GROUP_TESTS := TestHALeaderKilled TestHABackendRestarted TestHAPutAfterRemove TestHAPlacementAfterFailover TestHAKVEventsFollowLeader
 chaos-ha: native
 	@set -e; for t in $(HA_GROUP_TESTS); do \
 	  $(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_REQUIRE_HA=1 $(GO) test -count=1 -run "^$$t\$$" $(NATIVE_TEST_FLAGS) ./interop/faults/; done
