@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/kvevents"
 )
 
@@ -29,6 +30,23 @@ func TestLocatorOf(t *testing.T) {
 		if (err == nil) != (tc.n > 0) || len(members) != tc.n {
 			t.Errorf("%q: %d members, %v; want %d", tc.events, len(members), err, tc.n)
 		}
+	}
+}
+
+// TestLocateLeader: leader:PORT reads the leader of the HA group of the
+// cluster's master address, which must be etcd:// or redis://.
+func TestLocateLeader(t *testing.T) {
+	for _, tc := range []struct {
+		master string
+		ok     bool
+	}{{"etcd://127.0.0.1:2379", true}, {"redis://127.0.0.1:6379", true}, {"127.0.0.1:50051", false}} {
+		loc, err := locate("leader:5557", mooncake.Config{MasterServerAddress: tc.master})
+		if _, isLeader := loc.(*kvevents.LeaderLocator); (err == nil && isLeader) != tc.ok {
+			t.Errorf("%s: %T %v", tc.master, loc, err)
+		}
+	}
+	if loc, err := locate("tcp://127.0.0.1:5557", mooncake.Config{}); err != nil || loc == nil {
+		t.Fatalf("a static endpoint: %v", err)
 	}
 }
 

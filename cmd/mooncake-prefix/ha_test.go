@@ -89,7 +89,7 @@ func TestHAIndexFollowsLeader(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	svc, err := newService(ctx, o, reader)
+	svc, err := newService(ctx, o, reader, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/kvevents"
 )
 
@@ -53,6 +55,26 @@ func (l *memberLocator) Endpoint(ctx context.Context) (string, error) {
 		return ep, nil
 	}
 	return "", fmt.Errorf("no publisher of %d masters accepts a connection: %w", len(l.members), errors.Join(errs...))
+}
+
+// leaderPrefix is -events' form for the leader recorded by an HA group.
+const leaderPrefix = "leader:"
+
+// locate is the Locator of -events: leader:PORT follows the leader recorded
+// in the HA group of cfg's master address (kvevents.LeaderLocator), the
+// rest is locatorOf's.
+func locate(events string, cfg mooncake.Config) (kvevents.Locator, error) {
+	port, ok := strings.CutPrefix(events, leaderPrefix)
+	if !ok {
+		loc, _, err := locatorOf(events)
+		return loc, err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p <= 0 || p > 65535 {
+		return nil, fmt.Errorf("-events %q: want leader:PORT, the port every master binds its publisher on", events)
+	}
+	return kvevents.NewLeaderLocator(kvevents.LeaderConfig{MasterAddress: cfg.MasterServerAddress, ClusterID: cfg.ClusterID,
+		Publisher: kvevents.PublisherPort(p)})
 }
 
 // locatorOf is the Locator of -events: one endpoint, or the members of an

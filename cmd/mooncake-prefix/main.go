@@ -8,6 +8,7 @@
 //	mooncake-prefix ... -mode index -events tcp://10.0.0.1:5557              # from the master's KV events, no call per request
 //	mooncake-prefix -master etcd://10.0.0.9:2379 ... -mode index \
 //	    -events tcp://10.0.0.1:5557,tcp://10.0.0.2:5557                      # an HA group: the leader's publisher, followed
+//	mooncake-prefix -master etcd://10.0.0.9:2379 ... -mode index -events leader:5557 # the leader recorded in etcd (or redis://)
 //
 //	curl -s localhost:8090/v1/lookup -d '{"tokens":[1,2,3,...]}'
 //	{"pages":3,"hashed":4,"page_size":64,"last_hash":"9f2c..."}
@@ -89,7 +90,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	o.cluster = cliconfig.Register(fs, cliconfig.Defaults{Segment: "0", LocalBuffer: "0", EmbeddedMaster: "mooncake-prefix"})
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8090", "HTTP address to serve on")
 	fs.StringVar(&o.mode, "mode", modeDirect, "direct (an existence call per request) or index (the master's KV events)")
-	fs.StringVar(&o.events, "events", "", "index mode: the master's KV event publisher, tcp://host:port (its --kv_events_bind_endpoint); for an HA group, every master's, comma-separated (the leader's is followed)")
+	fs.StringVar(&o.events, "events", "", "index mode: the master's KV event publisher, tcp://host:port (its --kv_events_bind_endpoint); for an HA group, every master's, comma-separated, or leader:PORT (the leader recorded in -master's etcd:// or redis://, its publisher on PORT)")
 	fs.IntVar(&o.maxPages, "max-pages", prefix.DefaultMaxPages, "index mode: pages the index holds at most")
 	fs.IntVar(&o.resyncBatch, "resync-batch", prefix.DefaultResyncBatch, "index mode: pages per existence call of a resync")
 	fs.DurationVar(&o.learnFor, "learn-for", prefix.DefaultLearnFor, "index mode: how long after a gap lookups' misses are checked in the store (negative: never)")
@@ -142,7 +143,11 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		if o.events == "" {
 			return nil, errors.New("-mode index needs -events tcp://host:port (the master's --kv_events_bind_endpoint)")
 		}
-		if _, _, err := locatorOf(o.events); err != nil {
+		if port, ok := strings.CutPrefix(o.events, leaderPrefix); ok {
+			if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
+				return nil, fmt.Errorf("-events %q: want leader:PORT, the port every master binds its publisher on", o.events)
+			}
+		} else if _, _, err := locatorOf(o.events); err != nil {
 			return nil, err
 		}
 	default:
@@ -220,7 +225,7 @@ func run(ctx context.Context, o *options, out io.Writer) error {
 		return fmt.Errorf("store (%s, master %s): %w", src, cfg.MasterServerAddress, err)
 	}
 	defer st.Close()
-	svc, err := newService(ctx, o, st)
+	svc, err := newService(ctx, o, st, cfg)
 	if err != nil {
 		return err
 	}
@@ -249,11 +254,13 @@ type service struct {
 	*server
 	x   *prefix.Index
 	sub *kvevents.Subscriber
+	loc kvevents.Locator
 }
 
-// newService builds the lookup of o's mode over st: direct, or an index
-// subscribed to the master's events (resynchronised through st).
-func newService(ctx context.Context, o *options, st *mooncake.Store) (*service, error) {
+// newService builds the lookup of o's mode over st (a client of cfg's
+// cluster): direct, or an index subscribed to the master's events
+// (resynchronised through st).
+func newService(ctx context.Context, o *options, st *mooncake.Store, cfg mooncake.Config) (*service, error) {
 	h, err := prefix.NewHasher(o.hash)
 	if err != nil {
 		return nil, err
@@ -280,11 +287,12 @@ func newService(ctx context.Context, o *options, st *mooncake.Store) (*service, 
 	s.lookup = func(_ context.Context, prior *prefix.Digest, tokens []int64) (prefix.Result, error) {
 		return s.x.LookupInt64(prior, tokens)
 	}
-	loc, _, err := locatorOf(o.events)
+	loc, err := locate(o.events, cfg)
 	if err != nil {
 		s.x.Close()
 		return nil, err
 	}
+	s.loc = loc
 	s.sub, err = kvevents.Subscribe(ctx, kvevents.SubscriberConfig{
 		Locator: loc,
 		Handler: observed{x: s.x, m: m, now: time.Now},
@@ -309,6 +317,9 @@ func newService(ctx context.Context, o *options, st *mooncake.Store) (*service, 
 func (s *service) close() {
 	if s.sub != nil {
 		s.sub.Close()
+	}
+	if c, ok := s.loc.(io.Closer); ok {
+		c.Close()
 	}
 	if s.x != nil {
 		s.x.Close()

@@ -31,6 +31,9 @@ func TestParse(t *testing.T) {
 		{nil, ""},
 		{[]string{"-mode", "index", "-events", "tcp://127.0.0.1:5557"}, ""},
 		{[]string{"-mode", "index"}, "needs -events"},
+		{[]string{"-mode", "index", "-events", "leader:5557"}, ""},
+		{[]string{"-mode", "index", "-events", "leader:x"}, "want leader:PORT"},
+		{[]string{"-mode", "index", "-events", "tcp://a:1,b:2"}, "want tcp://host:port"},
 		{[]string{"-mode", "sideways"}, "want direct or index"},
 		{[]string{"-ranks", "some"}, "want all or one"},
 		{[]string{"-max-pages", "0"}, "-max-pages"},
@@ -118,7 +121,7 @@ func (h *harness) store(pages []prefix.Digest) []string {
 
 func (h *harness) service(ctx context.Context) (*service, *httptest.Server) {
 	h.t.Helper()
-	svc, err := newService(ctx, h.o, h.reader)
+	svc, err := newService(ctx, h.o, h.reader, h.c.Config())
 	if err != nil {
 		h.t.Fatal(err)
 	}

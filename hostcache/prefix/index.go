@@ -21,6 +21,7 @@ const (
 	DefaultLearnPages  = 64
 	DefaultLearnTTL    = time.Second
 	DefaultConfirm     = 3 * time.Second
+	DefaultRefresh     = time.Minute
 )
 
 // IndexConfig configures an Index.
@@ -67,6 +68,15 @@ type IndexConfig struct {
 	// upstream's HA group: docs/prefix.md, "HA"); the resync that follows a
 	// failover runs in that second.
 	Confirm time.Duration
+	// Refresh is the interval of the passes that check every held page
+	// with no gap to prompt them (0: DefaultRefresh; negative: none).
+	// Upstream's master publishes no removal for BatchRemove,
+	// RemoveByRegex, RemoveAll, a segment that goes away with its client,
+	// and, with --enable_oplog (etcd HA groups), for any removal or
+	// eviction (docs/kv-events.md): without a refresh, the index would
+	// count those pages for good. A refresh does not mark the index as
+	// resynchronising.
+	Refresh time.Duration
 	// RetryMin and RetryMax bound the back-off after a failed existence
 	// call of a resync (0: 50 ms and 5 s).
 	RetryMin, RetryMax time.Duration
@@ -87,8 +97,10 @@ type IndexStats struct {
 	Clears                   uint64 // gaps that emptied the index (no Resync)
 	// Resyncs is the number of resync passes finished; Resyncing is true
 	// while one is due or running (answers may be stale until it ends).
-	Resyncs   uint64
-	Resyncing bool
+	// Refreshes: passes made every Refresh (their pages are counted in
+	// ResyncPages, ResyncDropped, ResyncFixed too).
+	Resyncs, Refreshes uint64
+	Resyncing          bool
 	// ResyncPages: pages checked by passes; ResyncDropped: of those, found
 	// absent and forgotten (after Confirm); ResyncFixed: of those, whose
 	// components differed from the store's; ResyncErrors: failed existence
@@ -146,6 +158,7 @@ type Index struct {
 	learnPages  int
 	learnTTL    time.Duration
 	confirm     time.Duration
+	refresh     time.Duration
 	retryMin    time.Duration
 	retryMax    time.Duration
 	now         func() time.Time
@@ -175,7 +188,7 @@ type Index struct {
 	// Stats at any time.
 	events, ignored, unkeyed, evictions, gaps, clears        atomic.Uint64
 	resyncs, resyncPages, resyncDropped, resyncFixed, resErr atomic.Uint64
-	resyncRestored                                           atomic.Uint64
+	resyncRestored, refreshes                                atomic.Uint64
 	learnChecks, learned, learnDropped, lastBatch            atomic.Uint64
 	lastLag                                                  atomic.Int64
 }
@@ -211,7 +224,7 @@ func NewIndex(cfg IndexConfig) (*Index, error) {
 		scheme: cfg.Scheme, hasher: cfg.Hasher, comps: int32(comps), words: (comps + 63) / 64,
 		max: orDefault(cfg.MaxPages, DefaultMaxPages), exister: cfg.Resync,
 		batch: orDefault(cfg.ResyncBatch, DefaultResyncBatch), learnFor: cfg.LearnFor,
-		learnPages: orDefault(cfg.LearnPages, DefaultLearnPages), learnTTL: cfg.LearnTTL, confirm: cfg.Confirm,
+		learnPages: orDefault(cfg.LearnPages, DefaultLearnPages), learnTTL: cfg.LearnTTL, confirm: cfg.Confirm, refresh: cfg.Refresh,
 		retryMin: cfg.RetryMin, retryMax: cfg.RetryMax, now: cfg.Now,
 		pages: make(map[Digest]int32),
 	}
@@ -223,6 +236,9 @@ func NewIndex(cfg IndexConfig) (*Index, error) {
 	}
 	if x.confirm == 0 {
 		x.confirm = DefaultConfirm
+	}
+	if x.refresh == 0 {
+		x.refresh = DefaultRefresh
 	}
 	if x.retryMin == 0 {
 		x.retryMin = 50 * time.Millisecond
@@ -438,7 +454,7 @@ func (x *Index) Stats() IndexStats {
 		Pages: pages, Complete: complete,
 		Events: x.events.Load(), Ignored: x.ignored.Load(), Unkeyed: x.unkeyed.Load(),
 		Evictions: x.evictions.Load(), Gaps: x.gaps.Load(), Clears: x.clears.Load(),
-		Resyncs: x.resyncs.Load(), Resyncing: x.resyncDone.Load() != x.resyncWant.Load(),
+		Resyncs: x.resyncs.Load(), Refreshes: x.refreshes.Load(), Resyncing: x.resyncDone.Load() != x.resyncWant.Load(),
 		ResyncPages: x.resyncPages.Load(), ResyncDropped: x.resyncDropped.Load(),
 		ResyncFixed: x.resyncFixed.Load(), ResyncErrors: x.resErr.Load(), ResyncRestored: x.resyncRestored.Load(),
 		Learning: x.exister != nil && x.learning(), LearnChecks: x.learnChecks.Load(),
@@ -590,6 +606,12 @@ func (x *Index) checker() {
 	confirmT := time.NewTimer(time.Hour)
 	confirmT.Stop()
 	defer confirmT.Stop()
+	var refresh <-chan time.Time
+	if x.refresh > 0 {
+		t := time.NewTicker(x.refresh)
+		defer t.Stop()
+		refresh = t.C
+	}
 	for {
 		if len(w.confirm) > 0 {
 			confirmT.Reset(max(time.Until(w.confirm[0].due), 0))
@@ -604,7 +626,11 @@ func (x *Index) checker() {
 		case q := <-x.learnq:
 			x.learn(w, q)
 		case <-x.wake:
-			if !x.resyncPass(w) {
+			if !x.resyncPass(w, false) {
+				return
+			}
+		case <-refresh:
+			if !x.resyncPass(w, true) {
 				return
 			}
 		case <-confirmT.C:
@@ -675,12 +701,16 @@ const (
 )
 
 // resyncPass checks every page held, ResyncBatch pages per call, starting
-// over when another gap comes during the pass. False when stopped.
-func (x *Index) resyncPass(w *checkWork) bool {
+// over when another gap comes during the pass (a refresh gives way to the
+// gap's pass instead). False when stopped.
+func (x *Index) resyncPass(w *checkWork, refresh bool) bool {
 	want := x.resyncWant.Load()
 	backoff := x.retryMin
 	for pos := 0; ; {
 		if w2 := x.resyncWant.Load(); w2 != want {
+			if refresh {
+				break // the gap's pass comes next (wake is set)
+			}
 			want, pos = w2, 0
 		}
 		next := x.pick(w, pos)
@@ -709,6 +739,10 @@ func (x *Index) resyncPass(w *checkWork) bool {
 			x.learn(w, q)
 		default:
 		}
+	}
+	if refresh {
+		x.refreshes.Add(1)
+		return true
 	}
 	x.resyncDone.Store(want)
 	x.resyncs.Add(1)

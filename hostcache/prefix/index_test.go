@@ -718,3 +718,25 @@ func TestIndexWideScheme(t *testing.T) {
 		t.Fatalf("after the resync: %+v", r)
 	}
 }
+
+// TestIndexRefresh: removals the master does not publish (BatchRemove, a
+// segment gone with its client, any removal with --enable_oplog) are
+// found by the periodic refresh, which does not mark the index as
+// resyncing.
+func TestIndexRefresh(t *testing.T) {
+	f := newFixture(t, 2)
+	st := newFakeStore()
+	x := newIndex(t, prefix.IndexConfig{Scheme: f.scheme, Hasher: f.hasher, Resync: st, LearnFor: -1, Confirm: -1,
+		Refresh: 20 * time.Millisecond})
+	ds := f.digests(prompt(rand.New(rand.NewPCG(21, 22)), nil, 0, 3, f.pageSize))
+	keys := f.pageKeys(ds...)
+	for _, k := range keys {
+		st.set(k, true)
+	}
+	x.HandleBatch(f.batch(kvevents.Stored, keys...))
+	st.set(f.keys(ds[1])[0], false) // removed, and no event says so
+	waitFor(t, "a refresh", func() bool { return x.LookupDigests(ds).Pages == 1 })
+	if s := x.Stats(); s.Refreshes == 0 || s.Resyncs != 0 || s.Resyncing {
+		t.Fatalf("stats %+v: want refreshes, no resync", s)
+	}
+}
