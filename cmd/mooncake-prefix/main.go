@@ -81,6 +81,7 @@ type options struct {
 	maxPages    int
 	resyncBatch int
 	learnFor    time.Duration
+	refresh     time.Duration
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -94,6 +95,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.maxPages, "max-pages", prefix.DefaultMaxPages, "index mode: pages the index holds at most")
 	fs.IntVar(&o.resyncBatch, "resync-batch", prefix.DefaultResyncBatch, "index mode: pages per existence call of a resync")
 	fs.DurationVar(&o.learnFor, "learn-for", prefix.DefaultLearnFor, "index mode: how long after a gap lookups' misses are checked in the store (negative: never)")
+	fs.DurationVar(&o.refresh, "refresh", prefix.DefaultRefresh, "index mode: interval of the checks of every held page (the master publishes no removal for some operations; negative: never)")
 
 	fs.IntVar(&o.hash.PageSize, "page-size", 64, "SGLang --page-size: tokens per page")
 	bigram := fs.Bool("bigram", false, "EAGLE speculative decoding: pages of token pairs (SGLang's bigram radix key)")
@@ -280,7 +282,7 @@ func newService(ctx context.Context, o *options, st *mooncake.Store, cfg mooncak
 		return s, nil
 	}
 	s.x, err = prefix.NewIndex(prefix.IndexConfig{Scheme: sch, Hasher: h, MaxPages: o.maxPages, Resync: st,
-		ResyncBatch: o.resyncBatch, LearnFor: o.learnFor})
+		ResyncBatch: o.resyncBatch, LearnFor: o.learnFor, Refresh: o.refresh})
 	if err != nil {
 		return nil, err
 	}

@@ -90,9 +90,10 @@ func newIndexCollector(x *prefix.Index, sub func() kvevents.SubscriberStats) *in
 		{"index_pages", "Pages the index holds: held (complete or not) and complete (what lookups count).", []string{"state"}},
 		{"index_events_total", "Events by outcome: applied, ignored (not this scheme's keys), unkeyed (no object key).", []string{"outcome"}},
 		{"index_evictions_total", "Pages forgotten to stay within -max-pages.", nil},
-		{"index_resyncs_total", "Resync passes finished.", nil},
+		{"index_resyncs_total", "Resync passes finished (after gaps).", nil},
+		{"index_refreshes_total", "Periodic passes over the held pages finished (-refresh).", nil},
 		{"index_resyncing", "1 while a resync is due or running.", nil},
-		{"index_resync_pages_total", "Pages checked by resyncs: checked, dropped (absent), fixed (components differed).", []string{"outcome"}},
+		{"index_resync_pages_total", "Pages checked by resyncs and refreshes: checked, dropped (absent, confirmed), fixed (components differed), restored (found again by the confirmation).", []string{"outcome"}},
 		{"index_resync_errors_total", "Existence calls of resyncs that failed (retried).", nil},
 		{"index_learning", "1 while lookups' misses are checked in the store.", nil},
 		{"index_learn_checks_total", "Existence calls made for lookups' misses.", nil},
@@ -128,10 +129,12 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 	put("index_events_total", counter, float64(s.Unkeyed), "unkeyed")
 	put("index_evictions_total", counter, float64(s.Evictions))
 	put("index_resyncs_total", counter, float64(s.Resyncs))
+	put("index_refreshes_total", counter, float64(s.Refreshes))
 	put("index_resyncing", gauge, b2f(s.Resyncing))
 	put("index_resync_pages_total", counter, float64(s.ResyncPages), "checked")
 	put("index_resync_pages_total", counter, float64(s.ResyncDropped), "dropped")
 	put("index_resync_pages_total", counter, float64(s.ResyncFixed), "fixed")
+	put("index_resync_pages_total", counter, float64(s.ResyncRestored), "restored")
 	put("index_resync_errors_total", counter, float64(s.ResyncErrors))
 	put("index_learning", gauge, b2f(s.Learning))
 	put("index_learn_checks_total", counter, float64(s.LearnChecks))
