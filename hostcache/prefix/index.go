@@ -142,10 +142,12 @@ type slot struct {
 // write lock for its events only.
 //
 // What an answer guarantees is in docs/prefix.md ("Event-fed index"): in
-// short, with no gap every page counted was complete in the store when its
-// last event was published; after a gap, pages held may be stale until the
-// resync pass has checked them (Stats().Resyncing), and pages stored during
-// the gap are found when looked up (learning) or stored again.
+// short, every page counted was stored whole when the index last heard of
+// it; one removed without an event (the master publishes none for some
+// operations) counts until the next Refresh; after a gap, pages held may
+// be stale until the resync pass has checked them (Stats().Resyncing), and
+// pages stored during the gap are found when looked up (learning) or
+// stored again.
 type Index struct {
 	scheme      *Scheme
 	hasher      *Hasher
