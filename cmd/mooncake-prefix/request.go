@@ -11,8 +11,8 @@ import (
 )
 
 // A request is mostly one long array of token ids: encoding/json decodes it
-// through reflection at about 300 ns an id (over a millisecond for a
-// 4096-token prompt, far more than hashing it), so the common shape has a
+// through reflection at about 115 ns an id (470 µs for a 4096-token prompt,
+// far more than hashing it; by hand: 50 µs), so the common shape has a
 // fast path: an object with only "tokens" (an array of integers) and
 // "prior" (a string without escapes), in any order, with any JSON
 // whitespace. Anything else (another key, a fraction, an exponent, an
