@@ -139,8 +139,10 @@ NATIVE_DIR := $(abspath $(BUILD))/native
 # benchmark clients still link it (-tags mooncake_native, NATIVE_ENV).
 NATIVE_RUN := MCGO_NATIVE_LIBRARY="$(NATIVE_DIR)/libmcgo_native.so" MOONCAKE_PREFIX="$(MOONCAKE_PREFIX)"
 NATIVE_ENV := CGO_LDFLAGS="-L$(NATIVE_DIR) -Wl,-rpath,$(NATIVE_DIR)" MOONCAKE_PREFIX="$(MOONCAKE_PREFIX)"
-# The examples run on the embedded engine only (their masters are names).
-NATIVE_SKIP := -skip '^Example'
+# The examples run on the embedded engine only (their masters are names);
+# the HA group test of cmd/mooncake-prefix runs in chaos-ha (a process of
+# its own, as every etcd HA group test).
+NATIVE_SKIP := -skip '^(Example|TestHAIndexFollowsLeader$$)'
 
 # Where upstream's Python package (mooncake.store) is importable from: the
 # interop test then runs, and must pass. Without it, the interop test skips
@@ -177,7 +179,7 @@ test-native: native
 	$(NATIVE_RUN) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 \
 	  $$(grep -q "ENABLE_KV_EVENTS=ON" $(NATIVE_DIR).configure.log && echo MCGO_REQUIRE_KV_EVENTS=1) \
 	  $(CLUSTER) -kv-events -- \
-	  $(GO) test -count=1 -p 1 $(NATIVE_SKIP) $(NATIVE_TEST_FLAGS) ./internal/codes/... ./internal/cabi/... ./mooncake/... ./hostcache/... ./interop/ ./cmd/mooncake-pd/...
+	  $(GO) test -count=1 -p 1 $(NATIVE_SKIP) $(NATIVE_TEST_FLAGS) ./internal/codes/... ./internal/cabi/... ./mooncake/... ./hostcache/... ./interop/ ./cmd/mooncake-pd/... ./cmd/mooncake-prefix/...
 	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 $(CLUSTER) -- $(GO) test -count=1 -run '^TestTE' $(NATIVE_TEST_FLAGS) ./cmd/mcbench/
 	$(MAKE) --no-print-directory chaos-native
 	@if grep -q "STORE_USE_ETCD=ON" $(NATIVE_DIR).configure.log; then \
@@ -200,12 +202,17 @@ chaos-native: native
 # Each test of an etcd HA group runs in a process of its own: upstream keeps
 # one etcd client per process for the leader election, for good, so a
 # second group on another etcd is refused (docs/ha.md, "One per process").
+# The last line is the prefix index following an HA group's leader through
+# its KV event publishers (docs/prefix.md, "HA").
 HA_TESTS       := ^(TestHA|TestEngine(Etcd|Redis)|TestTwoGoRuntimes)
 HA_GROUP_TESTS := TestHALeaderKilled TestHABackendRestarted TestHAPutAfterRemove TestHAPlacementAfterFailover TestHAKVEventsFollowLeader
 chaos-ha: native
 	@set -e; for t in $(HA_GROUP_TESTS); do \
 	  $(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_REQUIRE_HA=1 $(GO) test -count=1 -run "^$$t\$$" $(NATIVE_TEST_FLAGS) ./interop/faults/; done
 	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_REQUIRE_HA=1 $(GO) test -count=1 -run '^(TestEngine(Etcd|Redis)|TestTwoGoRuntimes)' $(NATIVE_TEST_FLAGS) ./interop/faults/
+	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_REQUIRE_HA=1 \
+	  $$(grep -q "ENABLE_KV_EVENTS=ON" $(NATIVE_DIR).configure.log && echo MCGO_REQUIRE_KV_EVENTS=1) \
+	  $(GO) test -count=1 -run '^TestHAIndexFollowsLeader$$' $(NATIVE_TEST_FLAGS) ./cmd/mooncake-prefix/
 
 # The soak: a Go client, a Go client process and upstream's Python client on
 # one loopback master for SOAK_DURATION, one client process restarted every

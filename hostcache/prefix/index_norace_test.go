@@ -1,0 +1,5 @@
+//go:build !race
+
+package prefix_test
+
+const raceEnabled = false
