@@ -3,20 +3,18 @@ package mooncake
 import (
 	"math/bits"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mooncake-go/mooncake-go/internal/cabi/cstore"
+	"github.com/mooncake-go/mooncake-go/internal/combine"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
 // Flat combining of single-key calls (docs/combining.md): single-key calls
 // of one kind on one connection that overlap in time cross into C as one
 // batch call, because each crossing back from a blocking C call costs the
-// Go runtime far more CPU than a key in a batch does. A caller that finds
-// its kind idle makes its single call at once (two atomics, no
-// allocation); one that finds a crossing under way queues, and the queue's
-// next leader carries it in its batch.
+// Go runtime far more CPU than a key in a batch does. The queue protocol is
+// internal/combine's; this file says what a batch of each kind is.
 
 // combKind is a kind of single-key call that combines: one queue each.
 type combKind uint8
@@ -86,15 +84,6 @@ const (
 	getSlotStart      = 64 << 10
 )
 
-// A queue's state word: combBusy while a leader owns the queue's crossing,
-// plus combWaiter per queued caller. Callers queue only while busy is set,
-// and a leader leaving with callers queued hands busy on, so the word is
-// either 0 (idle) or has busy set.
-const (
-	combBusy   int64 = 1
-	combWaiter int64 = 2
-)
-
 // combCall is the arguments of one single-key call. view is the store view
 // whose policy a put uses (nil for reads), so that only puts of one policy
 // share a batch.
@@ -115,15 +104,14 @@ type combCall struct {
 
 // combSlot is a queued call: its arguments and, once served, its result.
 type combSlot struct {
+	combine.Waiter
 	combCall
-	res  int64 // the single call's result (size, 1/0, or a negative code)
-	n    int   // calls carried by the crossing that served it
-	lead bool  // woken to lead the next crossing, not with a result
-	wake chan struct{}
+	res int64 // the single call's result (size, 1/0, or a negative code)
+	n   int   // calls carried by the crossing that served it
 }
 
 // Slots are recycled, so a queued call allocates nothing in steady state.
-var combSlots = sync.Pool{New: func() any { return &combSlot{wake: make(chan struct{}, 1)} }}
+var combSlots = sync.Pool{New: func() any { return new(combSlot) }}
 
 // combiner holds a connection's queues (nil when combining is off).
 type combiner struct {
@@ -142,11 +130,9 @@ func newCombiner(localBuffer Size) *combiner {
 
 // combQueue is one kind's queue.
 type combQueue struct {
-	state   atomic.Int64 // combBusy | waiters*combWaiter
-	mu      sync.Mutex   // guards waiting, and the waiter count with it
-	waiting []*combSlot  // in arrival order
+	combine.Queue[*combSlot]
 
-	// The leader's scratch, touched only by whoever holds combBusy.
+	// The leader's scratch, touched only by whoever holds the queue.
 	keys  []byte
 	offs  []uint64
 	addrs []uintptr
@@ -168,9 +154,12 @@ func (c *conn) call(k combKind, a *combCall) (int64, int) {
 		return c.single(k, a), 1
 	}
 	q := &c.comb.queues[k]
-	if q.state.CompareAndSwap(0, combBusy) {
+	if k.copying() && !q.staged() { // a dummy's, or staging not had at Open
+		return c.single(k, a), 1
+	}
+	if q.TryAcquire() {
 		r := c.single(k, a)
-		q.release()
+		q.Release()
 		return r, 1
 	}
 	r, n := q.enqueue(c, k, a)
@@ -249,53 +238,20 @@ func (c *conn) getCopy(a *combCall) int64 {
 // enqueue queues a call while a crossing is under way and waits for its
 // result, or for the lead of the next crossing.
 func (q *combQueue) enqueue(c *conn, k combKind, a *combCall) (int64, int) {
-	q.mu.Lock()
-	for {
-		st := q.state.Load()
-		if st == 0 { // the crossing ended meanwhile: alone after all
-			if q.state.CompareAndSwap(0, combBusy) {
-				q.mu.Unlock()
-				r := c.single(k, a)
-				q.release()
-				return r, 1
-			}
-			continue
-		}
-		if q.state.CompareAndSwap(st, st+combWaiter) {
-			break
-		}
-	}
 	sl := combSlots.Get().(*combSlot)
 	sl.combCall = *a
-	q.waiting = append(q.waiting, sl)
-	q.mu.Unlock()
-	<-sl.wake
-	if sl.lead {
+	switch q.Join(sl, nil) {
+	case combine.Alone:
+		sl.res, sl.n = c.single(k, &sl.combCall), 1
+		q.Release()
+	case combine.Lead:
 		q.lead(c, k, sl)
 	}
 	r, n := sl.res, sl.n
 	a.out, a.tooBig, a.retry, a.size = sl.out, sl.tooBig, sl.retry, sl.size
-	*sl = combSlot{wake: sl.wake} // keep no key, view or memory alive in the pool
+	*sl = combSlot{Waiter: sl.Waiter} // keep no key, view or memory alive in the pool
 	combSlots.Put(sl)
 	return r, n
-}
-
-// release ends the holder's crossing: the queue goes idle, or, with
-// callers queued, the first of them is woken to lead the next crossing
-// (busy passes to it, so no queued caller is ever left without a leader).
-func (q *combQueue) release() {
-	if q.state.CompareAndSwap(combBusy, 0) {
-		return
-	}
-	q.mu.Lock()
-	next := q.waiting[0]
-	n := copy(q.waiting, q.waiting[1:])
-	q.waiting[n] = nil
-	q.waiting = q.waiting[:n]
-	q.state.Add(-combWaiter)
-	q.mu.Unlock()
-	next.lead = true
-	next.wake <- struct{}{}
 }
 
 // lead makes the crossing of a woken leader: its own call and the queued
@@ -304,31 +260,21 @@ func (q *combQueue) release() {
 func (q *combQueue) lead(c *conn, k combKind, own *combSlot) {
 	var arr [combineMaxKeys]*combSlot
 	batch := q.take(k, append(arr[:0], own))
-	if len(batch) == 1 || (k.copying() && !q.staged()) {
-		// Alone, or no staging: each call makes its single call (the
-		// others after their wake-up, as retries).
+	if len(batch) == 1 {
 		own.res, own.n = c.single(k, &own.combCall), 1
-		for _, sl := range batch[1:] {
-			sl.retry = true
-		}
-		q.release()
-		for _, sl := range batch[1:] {
-			sl.wake <- struct{}{}
-		}
-		return
+	} else {
+		q.cross(c, k, batch)
 	}
-	q.cross(c, k, batch)
-	q.release()
+	q.Release()
 	for _, sl := range batch[1:] {
-		sl.wake <- struct{}{}
+		combine.Wake(sl)
 	}
 }
 
 // take moves the queued calls that fit into batch (which holds the
-// leader's own call), in arrival order: within the bounds, of the same
-// view, and, for kinds whose batches differ from single calls on a repeated
-// key, of a key the batch does not hold yet. The rest stay queued, in
-// order.
+// leader's own call): within the bounds, of the same view, and, for kinds
+// whose batches differ from single calls on a repeated key, of a key the
+// batch does not hold yet.
 func (q *combQueue) take(k combKind, batch []*combSlot) []*combSlot {
 	own := batch[0]
 	bytes := q.bytesOf(k, own)
@@ -343,30 +289,22 @@ func (q *combQueue) take(k combKind, batch []*combSlot) []*combSlot {
 		}
 		q.seen[own.key] = struct{}{}
 	}
-	q.mu.Lock()
-	kept := q.waiting[:0]
-	for _, sl := range q.waiting {
+	keys := len(batch)
+	batch = q.Take(batch, func(sl *combSlot) bool {
 		n := q.bytesOf(k, sl)
-		fits := len(batch) < combineMaxKeys && sl.view == own.view &&
-			n <= maxBytes && bytes <= maxBytes-n
-		if fits && unique {
-			_, dup := q.seen[sl.key]
-			fits = !dup
+		if keys >= combineMaxKeys || sl.view != own.view || n > maxBytes || bytes > maxBytes-n {
+			return false
 		}
-		if !fits {
-			kept = append(kept, sl)
-			continue
-		}
-		batch = append(batch, sl)
-		bytes += n
 		if unique {
+			if _, dup := q.seen[sl.key]; dup {
+				return false
+			}
 			q.seen[sl.key] = struct{}{}
 		}
-	}
-	clear(q.waiting[len(kept):])
-	q.waiting = kept
-	q.state.Add(-combWaiter * int64(len(batch)-1))
-	q.mu.Unlock()
+		keys++
+		bytes += n
+		return true
+	})
 	clear(q.seen)
 	return batch
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -752,4 +753,86 @@ func TestCombiningStress(t *testing.T) {
 	}
 	assert.NotZero(t, combined, "no call was combined: the test did not test combining")
 	t.Logf("reads overlapping an upsert of their key: %d returned bytes no write stored, %d copying gets refused", tornReads.Load(), refusedGets.Load())
+}
+
+// TestCombiningDummy: a dummy client with combining on carries queued
+// zero-copy calls, existence checks and removes in one batch (one RPC to
+// its real client) with each call's own result; its copying calls, which
+// would need staging from the memory pool, never queue.
+func TestCombiningDummy(t *testing.T) {
+	real := mooncaketest.NewCluster(t).Open(t)
+	addr, err := real.Hostname()
+	require.NoError(t, err)
+	d, err := mooncake.OpenDummy(mooncake.DummyConfig{ServerAddress: addr, LocalBufferSize: 1 << 20, Combining: mooncake.CombiningOn})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	const n, size = 6, 4096
+	pool, err := d.AllocFromMemPool(2 * n * size)
+	require.NoError(t, err)
+	base := uintptr(unsafe.Pointer(&pool[0]))
+	require.NoError(t, d.RegisterBuffer(base, uint64(len(pool))))
+	mooncaketest.Fill(pool[:n*size], 3)
+	key := func(i int) string { return mooncaketest.Key(t, fmt.Sprintf("d%d", i)) }
+	// queue runs call(i) for i < n behind a held queue of op, then lets
+	// them cross, and returns their errors.
+	queue := func(op mooncake.Op, call func(i int) error) []error {
+		errs := make([]error, n)
+		queued, release := mooncake.HoldCombining(d, op)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = call(i) }()
+			waitFor(t, func() bool { return queued() == i+1 }, "call %d queued", i)
+		}
+		release()
+		wg.Wait()
+		return errs
+	}
+	errs := queue(mooncake.OpPutFrom, func(i int) error {
+		if i == n-1 {
+			return d.Raw().PutFrom("", base+uintptr(i*size), size) // refused alone, in the batch
+		}
+		return d.Raw().PutFrom(key(i), base+uintptr(i*size), size)
+	})
+	for i, err := range errs[:n-1] {
+		require.NoError(t, err, "put_from %d", i)
+	}
+	require.Error(t, errs[n-1], "put_from of the empty key")
+	exist := make([]bool, n)
+	errs = queue(mooncake.OpIsExist, func(i int) (err error) { exist[i], err = d.IsExist(key(i)); return })
+	for i := range n {
+		require.NoError(t, errs[i])
+		assert.Equal(t, i < n-1, exist[i], "is_exist %d", i)
+	}
+	errs = queue(mooncake.OpGetInto, func(i int) error {
+		_, err := d.Raw().GetInto(key(i), base+uintptr((n+i)*size), size)
+		return err
+	})
+	for i := range n - 1 {
+		require.NoError(t, errs[i], "get_into %d", i)
+		assert.Equal(t, pool[i*size:(i+1)*size], pool[(n+i)*size:(n+i+1)*size], "get_into %d: bytes", i)
+	}
+	require.ErrorIs(t, errs[n-1], mooncake.ErrObjectNotFound)
+	// Removes of objects nobody has read (a read's lease would refuse them).
+	rkey := func(i int) string { return key(50 + i) }
+	for i := range n - 1 {
+		require.NoError(t, d.Raw().PutFrom(rkey(i), base+uintptr(i*size), size))
+	}
+	errs = queue(mooncake.OpRemove, func(i int) error { return d.Remove(rkey(i), false) })
+	for i := range n - 1 {
+		require.NoError(t, errs[i], "remove %d", i)
+	}
+	require.ErrorIs(t, errs[n-1], mooncake.ErrObjectNotFound)
+	for _, op := range []mooncake.Op{mooncake.OpPutFrom, mooncake.OpIsExist, mooncake.OpGetInto, mooncake.OpRemove} {
+		s := d.Stats().Op(op)
+		assert.EqualValues(t, n, s.Combined, "%s: combined calls", op)
+		assert.EqualValues(t, 1, s.CombinedBatches, "%s: one crossing", op)
+	}
+	// A copying put goes alone although its queue is held.
+	_, release := mooncake.HoldCombining(d, mooncake.OpPut)
+	require.NoError(t, d.Put(key(100), []byte("copying")))
+	release()
+	v, err := real.Get(key(100))
+	require.NoError(t, err)
+	assert.Equal(t, "copying", string(v))
 }

@@ -44,6 +44,11 @@ type DummyConfig struct {
 	// client's port to answer (native backend); 0 means
 	// DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// Combining is Config.Combining for the dummy: overlapping single-key
+	// zero-copy calls, IsExist and Remove cross as one batch call (each
+	// is one RPC to the real client). The copying calls do not combine on
+	// a dummy: their staging would have to come out of the memory pool.
+	Combining CombiningMode
 }
 
 // Validate reports what is wrong with cfg, or nil.
@@ -57,6 +62,9 @@ func (cfg DummyConfig) Validate() error {
 	}
 	if cfg.ConnectTimeout < 0 {
 		return sentinelf(ErrInvalidConfig, "connect timeout %v is negative", cfg.ConnectTimeout)
+	}
+	if !cfg.Combining.Valid() {
+		return sentinelf(ErrInvalidConfig, "combining mode %d: want CombiningDefault, CombiningOn or CombiningOff", cfg.Combining)
 	}
 	return nil
 }
@@ -98,7 +106,10 @@ func OpenDummy(cfg DummyConfig) (*Store, error) {
 		return nil, &Error{Op: op, Code: ErrorCode(rc), Err: errors.New(msg)}
 	}
 	d := cfg
-	s := &Store{conn: &conn{handle: h, cfg: Config{LocalBufferSize: cfg.LocalBufferSize}, dummy: &d, stats: newStatsTable()}}
+	s := &Store{conn: &conn{handle: h, cfg: Config{LocalBufferSize: cfg.LocalBufferSize, Combining: cfg.Combining}, dummy: &d, stats: newStatsTable()}}
+	if s.conn.cfg.combining() {
+		s.conn.comb = newCombiner(cfg.LocalBufferSize) // no staging: see DummyConfig.Combining
+	}
 	s.setReplicate(ReplicateConfig{})
 	return s, nil
 }

@@ -24,8 +24,8 @@ func HoldCombining(st *Store, op Op) (queued func() int, release func()) {
 		}
 	}
 	q := &st.c().comb.queues[k]
-	for !q.state.CompareAndSwap(0, combBusy) {
+	for !q.TryAcquire() {
 		runtime.Gosched()
 	}
-	return func() int { return int(q.state.Load() / combWaiter) }, q.release
+	return q.Queued, q.Release
 }

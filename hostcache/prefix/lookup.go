@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mooncake-go/mooncake-go/internal/combine"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
@@ -49,11 +50,9 @@ type Lookup struct {
 	e       Exister
 	scratch sync.Pool
 
-	mu    sync.Mutex
-	busy  bool             // a leader's call is in flight
-	queue []*lookupScratch // requests waiting for the next call
+	queue combine.Queue[*lookupScratch]
 
-	// The leader's combined batch (one leader at a time).
+	// The leader's combined batch (touched only by whoever holds queue).
 	batch    hostmem.Keys
 	batchRes []int64
 	group    []*lookupScratch
@@ -66,11 +65,11 @@ type Lookup struct {
 const MaxCombinedKeys = 8192
 
 type lookupScratch struct {
+	combine.Waiter
 	pages []Digest
 	keys  hostmem.Keys
 	res   []int64 // this request's results
 	err   error   // the call's error (nil results: the call failed)
-	wake  chan bool
 }
 
 // LookupStats counts a Lookup's work since it was made.
@@ -83,7 +82,7 @@ type LookupStats struct {
 // NewLookup returns a lookup that hashes with h, expands pages with s and
 // checks them with e.
 func NewLookup(h *Hasher, s *Scheme, e Exister) *Lookup {
-	return &Lookup{h: h, s: s, e: e, scratch: sync.Pool{New: func() any { return &lookupScratch{wake: make(chan bool, 1)} }}}
+	return &Lookup{h: h, s: s, e: e, scratch: sync.Pool{New: func() any { return new(lookupScratch) }}}
 }
 
 // Stats returns the counts so far.
@@ -139,34 +138,25 @@ func (l *Lookup) check(ctx context.Context, sc *lookupScratch) (Result, error) {
 	sc.keys.Reset()
 	l.s.AppendPageKeys(&sc.keys, sc.pages)
 	l.lookups.Add(1)
-	l.mu.Lock()
-	if !l.busy {
-		l.busy = true
-		l.mu.Unlock()
+	if l.queue.TryAcquire() {
 		l.lead(sc)
-	} else {
-		l.queue = append(l.queue, sc)
-		l.mu.Unlock()
-		if <-sc.wake {
-			l.lead(sc)
-		}
+	} else if o := l.queue.Join(sc, nil); o == combine.Alone || o == combine.Lead {
+		l.lead(sc)
 	}
 	return l.count(sc, r)
 }
 
-// lead makes one call for own and the queued requests that fit, answers
-// them, and hands the next call to the first request still queued.
+// lead makes one call for own and the queued requests that fit (it holds
+// the queue), answers them, and hands the queue on.
 func (l *Lookup) lead(own *lookupScratch) {
-	group := append(l.group[:0], own)
 	n := own.keys.Len()
-	l.mu.Lock()
-	i := 0
-	for ; i < len(l.queue) && n+l.queue[i].keys.Len() <= MaxCombinedKeys; i++ {
-		n += l.queue[i].keys.Len()
-		group = append(group, l.queue[i])
-	}
-	l.queue = l.queue[:copy(l.queue, l.queue[i:])]
-	l.mu.Unlock()
+	group := l.queue.Take(append(l.group[:0], own), func(g *lookupScratch) bool {
+		if n+g.keys.Len() > MaxCombinedKeys {
+			return false
+		}
+		n += g.keys.Len()
+		return true
+	})
 
 	l.calls.Add(1)
 	if len(group) == 1 {
@@ -209,23 +199,14 @@ func (l *Lookup) lead(own *lookupScratch) {
 				g.err = &resultCountError{got: len(res), want: n}
 			}
 		}
-		for _, g := range group[1:] {
-			g.wake <- false
-		}
+	}
+	// Woken before the queue is handed on: group is the holder's scratch.
+	for _, g := range group[1:] {
+		combine.Wake(g)
 	}
 	clear(group) // keep no request reachable from l
 	l.group = group[:0]
-
-	l.mu.Lock()
-	if len(l.queue) == 0 {
-		l.busy = false
-		l.mu.Unlock()
-		return
-	}
-	next := l.queue[0]
-	l.queue = l.queue[:copy(l.queue, l.queue[1:])]
-	l.mu.Unlock()
-	next.wake <- true
+	l.queue.Release()
 }
 
 // count reads a request's answer: the leading pages all of whose keys are 1.

@@ -326,11 +326,7 @@ func (g *gatedExister) BatchIsExist(keys *hostmem.Keys, results []int64) ([]int6
 	return g.fakeExister.BatchIsExist(keys, results)
 }
 
-func (l *Lookup) queued() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.queue)
-}
+func (l *Lookup) queued() int { return l.queue.Queued() }
 
 // TestLookupCombines: requests made while a call is in flight cross
 // together in the next call, each with its own answer.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mooncake-go/mooncake-go/internal/combine"
 )
 
 // Combining of synchronous transfers (Config.Combining; docs/combining.md,
@@ -13,10 +15,9 @@ import (
 // synchronous transfer alone costs a batch allocation, a submission, a
 // status poll loop and a free, each a crossing into C, and every caller
 // polls its own batch; combined, one caller (the leader) does that for all.
-// The protocol is the store's (mooncake/combine.go): a caller that finds
-// the queue idle makes its own transfer at once (two atomics, nothing
-// allocated); one that finds a batch under way queues, and the next leader
-// carries it.
+// The queue protocol is internal/combine's, as the store's: a caller that
+// finds the queue idle makes its own transfer at once; one that finds a
+// batch under way queues, and the next leader carries it.
 
 // CombiningMode is Config.Combining (and the store's Config.Combining).
 type CombiningMode int8
@@ -41,32 +42,23 @@ const (
 	combineMaxLength   = 1 << 20 // bytes of one call's requests
 )
 
-const (
-	combBusy   int64 = 1
-	combWaiter int64 = 2
-)
-
 // combSlot is a queued call and, once served, its result.
 type combSlot struct {
+	combine.Waiter
 	ctx   context.Context
 	reqs  []Request
 	sum   Summary
 	err   error
-	taken bool // a leader has it (set under the queue's mutex)
-	lead  bool // woken to lead the next batch
 	retry bool // its batch could not be submitted: it transfers alone
-	wake  chan struct{}
 }
 
-var combSlots = sync.Pool{New: func() any { return &combSlot{wake: make(chan struct{}, 1)} }}
+var combSlots = sync.Pool{New: func() any { return new(combSlot) }}
 
 // combiner is an engine's queue (nil when combining is off).
 type combiner struct {
-	state   atomic.Int64 // combBusy | waiters*combWaiter
-	mu      sync.Mutex
-	waiting []*combSlot
+	combine.Queue[*combSlot]
 
-	// The leader's scratch, touched only by whoever holds combBusy.
+	// The leader's scratch, touched only by whoever holds the queue.
 	reqs  []Request
 	tasks []RequestStatus
 	batch Batch
@@ -97,102 +89,35 @@ func combinable(reqs []Request) bool {
 
 // call makes one synchronous transfer through the queue.
 func (q *combiner) call(e *Engine, ctx context.Context, reqs []Request) (Summary, error) {
-	if q.state.CompareAndSwap(0, combBusy) {
+	if q.TryAcquire() {
 		sum, err := e.transferAlone(ctx, reqs, Notification{})
-		q.release()
+		q.Release()
 		return sum, err
-	}
-	q.mu.Lock()
-	for {
-		st := q.state.Load()
-		if st == 0 { // the batch ended meanwhile: alone after all
-			if q.state.CompareAndSwap(0, combBusy) {
-				q.mu.Unlock()
-				sum, err := e.transferAlone(ctx, reqs, Notification{})
-				q.release()
-				return sum, err
-			}
-			continue
-		}
-		if q.state.CompareAndSwap(st, st+combWaiter) {
-			break
-		}
 	}
 	sl := combSlots.Get().(*combSlot)
 	// A copy, so that the caller's requests do not escape to the heap
 	// (the slot's buffer is kept with it in the pool).
 	sl.ctx, sl.reqs = ctx, append(sl.reqs[:0], reqs...)
-	q.waiting = append(q.waiting, sl)
-	q.mu.Unlock()
-	select {
-	case <-sl.wake:
-	case <-ctx.Done():
-		// Not taken yet: it leaves the queue, having sent nothing.
-		q.mu.Lock()
-		if !sl.taken {
-			q.remove(sl)
-			q.mu.Unlock()
-			err := ctx.Err()
-			q.recycle(sl)
-			return Summary{}, &Error{Op: OpSubmit, Err: err}
-		}
-		q.mu.Unlock()
-		<-sl.wake
-	}
-	if sl.lead {
+	var sum Summary
+	var err error
+	switch q.Join(sl, ctx.Done()) {
+	case combine.Alone:
+		sum, err = e.transferAlone(ctx, reqs, Notification{})
+		q.Release()
+	case combine.Left: // it sent nothing
+		err = &Error{Op: OpSubmit, Err: ctx.Err()}
+	case combine.Lead:
 		q.lead(e, sl)
+		fallthrough
+	case combine.Served:
+		sum, err = sl.sum, sl.err
+		if sl.retry {
+			sum, err = e.transferAlone(ctx, reqs, Notification{})
+		}
 	}
-	sum, err, retry := sl.sum, sl.err, sl.retry
-	q.recycle(sl)
-	if retry {
-		return e.transferAlone(ctx, reqs, Notification{})
-	}
-	return sum, err
-}
-
-func (q *combiner) recycle(sl *combSlot) {
-	*sl = combSlot{wake: sl.wake, reqs: sl.reqs[:0]} // keep no context alive in the pool
+	*sl = combSlot{Waiter: sl.Waiter, reqs: sl.reqs[:0]} // keep no context alive in the pool
 	combSlots.Put(sl)
-}
-
-// remove takes a waiting slot out of the queue (under mu).
-func (q *combiner) remove(sl *combSlot) {
-	for i, w := range q.waiting {
-		if w == sl {
-			copy(q.waiting[i:], q.waiting[i+1:])
-			q.waiting[len(q.waiting)-1] = nil
-			q.waiting = q.waiting[:len(q.waiting)-1]
-			q.state.Add(-combWaiter)
-			return
-		}
-	}
-}
-
-// release ends the holder's batch: the queue goes idle, or the first
-// queued caller is woken to lead the next one. A caller that left the
-// queue (its context done) may have emptied it after the failed swap: try
-// again then.
-func (q *combiner) release() {
-	for {
-		if q.state.CompareAndSwap(combBusy, 0) {
-			return
-		}
-		q.mu.Lock()
-		if len(q.waiting) == 0 {
-			q.mu.Unlock()
-			continue
-		}
-		next := q.waiting[0]
-		n := copy(q.waiting, q.waiting[1:])
-		q.waiting[n] = nil
-		q.waiting = q.waiting[:n]
-		next.taken = true
-		q.state.Add(-combWaiter)
-		q.mu.Unlock()
-		next.lead = true
-		next.wake <- struct{}{}
-		return
-	}
+	return sum, err
 }
 
 // lead makes the batch of a woken leader: its own requests and those of
@@ -200,27 +125,17 @@ func (q *combiner) release() {
 // gets the summary and error of its own tasks.
 func (q *combiner) lead(e *Engine, own *combSlot) {
 	var arr [combineMaxRequests]*combSlot
-	batch := append(arr[:0], own)
 	n := len(own.reqs)
-	q.mu.Lock()
-	kept := q.waiting[:0]
-	for _, sl := range q.waiting {
+	batch := q.Take(append(arr[:0], own), func(sl *combSlot) bool {
 		if n+len(sl.reqs) > combineMaxRequests {
-			kept = append(kept, sl)
-			continue
+			return false
 		}
-		sl.taken = true
-		batch = append(batch, sl)
 		n += len(sl.reqs)
-	}
-	clear(q.waiting[len(kept):])
-	q.waiting = kept
-	q.state.Add(-combWaiter * int64(len(batch)-1))
-	q.mu.Unlock()
-
+		return true
+	})
 	if len(batch) == 1 {
 		own.sum, own.err = e.transferAlone(own.ctx, own.reqs, Notification{})
-		q.release()
+		q.Release()
 		return
 	}
 	if !q.transferAll(e, batch, n) {
@@ -228,9 +143,9 @@ func (q *combiner) lead(e *Engine, own *combSlot) {
 			sl.retry = true
 		}
 	}
-	q.release()
+	q.Release()
 	for _, sl := range batch[1:] {
-		sl.wake <- struct{}{}
+		combine.Wake(sl)
 	}
 }
 

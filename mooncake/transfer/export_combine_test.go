@@ -8,10 +8,10 @@ import "runtime"
 // queued call then leads a batch of those that fit. e has combining on.
 func HoldCombining(e *Engine) (queued func() int, release func()) {
 	q := e.comb
-	for !q.state.CompareAndSwap(0, combBusy) {
+	for !q.TryAcquire() {
 		runtime.Gosched()
 	}
-	return func() int { return int(q.state.Load() / combWaiter) }, q.release
+	return q.Queued, q.Release
 }
 
 // CombineMaxRequests is the bound of a combined batch's requests.
