@@ -182,6 +182,33 @@ func (c *lookupCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.combined, prometheus.CounterValue, float64(s.Combined))
 }
 
+// memoCollector exports the hasher's memo (-hash-memo): pages found in it
+// and pages hashed, and the pages it holds.
+type memoCollector struct {
+	h             *prefix.Hasher
+	lookups, held *prometheus.Desc
+}
+
+func newMemoCollector(h *prefix.Hasher) *memoCollector {
+	return &memoCollector{h: h,
+		lookups: prometheus.NewDesc("mooncake_prefix_hash_memo_lookups_total",
+			"Pages looked up in the hash memo: hit (digest remembered) or miss (hashed).", []string{"outcome"}, nil),
+		held: prometheus.NewDesc("mooncake_prefix_hash_memo_pages", "Pages the hash memo holds.", nil, nil),
+	}
+}
+
+func (c *memoCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.lookups
+	ch <- c.held
+}
+
+func (c *memoCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.h.MemoStats()
+	ch <- prometheus.MustNewConstMetric(c.lookups, prometheus.CounterValue, float64(s.Hits), "hit")
+	ch <- prometheus.MustNewConstMetric(c.lookups, prometheus.CounterValue, float64(s.Misses), "miss")
+	ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(s.Pages))
+}
+
 func b2f(b bool) float64 {
 	if b {
 		return 1

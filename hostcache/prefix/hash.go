@@ -43,13 +43,22 @@ type HashConfig struct {
 	// "token id does not fit in uint32"). Pages of smaller ids hash the same
 	// either way. Only AppendPagesInt64 can be given such ids.
 	WideTokens bool
+	// MemoPages, when positive, makes the hasher remember the digests of up
+	// to that many recently hashed pages, keyed by the page's whole hash
+	// input (its prior and its ids, compared in full on every hit, so the
+	// digests are exactly SHA-256's). Requests that share prefixes then
+	// hash each shared page once: a hit costs a map probe instead of a
+	// SHA-256 (docs/prefix.md, "Hashing"). Memory: about 100 bytes plus
+	// 4 bytes a unit (8 with Bigram; twice that with WideTokens) per page.
+	MemoPages int
 }
 
-// Hasher follows SGLang's page hashing in one mode. It is immutable and safe
-// for concurrent use.
+// Hasher follows SGLang's page hashing in one mode. It is safe for
+// concurrent use.
 type Hasher struct {
 	spec pagehash.Spec
 	mode Mode
+	memo int
 }
 
 // NewHasher validates cfg.
@@ -60,12 +69,35 @@ func NewHasher(cfg HashConfig) (*Hasher, error) {
 	if cfg.Mode != Plain && cfg.Mode != Bigram {
 		return nil, &ConfigError{What: "hasher", Field: "mode", Reason: cfg.Mode.String()}
 	}
-	return &Hasher{spec: pagehash.Spec{PageSize: cfg.PageSize, Bigram: cfg.Mode == Bigram, Wide: cfg.WideTokens}, mode: cfg.Mode}, nil
+	if cfg.MemoPages < 0 {
+		return nil, &ConfigError{What: "hasher", Field: "memo pages", Reason: fmt.Sprintf("must not be negative, got %d", cfg.MemoPages)}
+	}
+	spec := pagehash.Spec{PageSize: cfg.PageSize, Bigram: cfg.Mode == Bigram, Wide: cfg.WideTokens}
+	if cfg.MemoPages > 0 {
+		spec.Memo = pagehash.NewMemo(cfg.MemoPages, spec)
+	}
+	return &Hasher{spec: spec, mode: cfg.Mode, memo: cfg.MemoPages}, nil
 }
 
 // Config returns the configuration h was made with.
 func (h *Hasher) Config() HashConfig {
-	return HashConfig{PageSize: h.spec.PageSize, Mode: h.mode, WideTokens: h.spec.Wide}
+	return HashConfig{PageSize: h.spec.PageSize, Mode: h.mode, WideTokens: h.spec.Wide, MemoPages: h.memo}
+}
+
+// MemoStats counts the hasher's memo: pages found in it, pages hashed, and
+// pages it holds (all zero without a memo).
+type MemoStats struct {
+	Hits, Misses uint64
+	Pages        int
+}
+
+// MemoStats returns the memo's counts so far.
+func (h *Hasher) MemoStats() MemoStats {
+	if h.spec.Memo == nil {
+		return MemoStats{}
+	}
+	st := h.spec.Memo.Stats()
+	return MemoStats{Hits: st.Hits, Misses: st.Misses, Pages: st.Pages}
 }
 
 // Pages returns the number of full pages n tokens make (a trailing partial

@@ -173,8 +173,43 @@ func TestGoldenPriors(t *testing.T) {
 	}
 }
 
+// TestGoldenHashesMemo: a hasher with a memo gives the golden digests too,
+// the first time (misses) and the second (hits).
+func TestGoldenHashesMemo(t *testing.T) {
+	for _, c := range readGolden(t).Cases {
+		if c.Refused != nil {
+			continue
+		}
+		mode := Plain
+		if c.Mode == "bigram" {
+			mode = Bigram
+		}
+		h := mustHasher(t, HashConfig{PageSize: c.PageSize, Mode: mode, WideTokens: c.Wide, MemoPages: 4096})
+		prior, err := ParsePrior(c.Prior)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := c.Hashes
+		if want == nil {
+			want = []string{}
+		}
+		for round := range 2 {
+			got, err := h.AppendPagesInt64(nil, prior, c.Tokens)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := hexes(got); !equalStrings(g, want) {
+				t.Fatalf("%s, round %d:\n got %v\nwant %v", c.Name, round, g, want)
+			}
+		}
+		if st := h.MemoStats(); st.Hits != st.Misses || st.Pages != int(st.Misses) {
+			t.Fatalf("%s: %+v, want every page a miss once and a hit once", c.Name, st)
+		}
+	}
+}
+
 func TestNewHasherRefuses(t *testing.T) {
-	for _, cfg := range []HashConfig{{PageSize: 0}, {PageSize: -1}, {PageSize: 4, Mode: 7}} {
+	for _, cfg := range []HashConfig{{PageSize: 0}, {PageSize: -1}, {PageSize: 4, Mode: 7}, {PageSize: 4, MemoPages: -1}} {
 		if _, err := NewHasher(cfg); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%+v: %v", cfg, err)
 		}

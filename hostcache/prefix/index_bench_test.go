@@ -12,11 +12,15 @@ import (
 
 // benchIndex returns an index holding held pages of random prompts (so the
 // map has a realistic size) plus the pages of prompts, whose 64 pages are
-// all stored.
-func benchIndex(b *testing.B, pageSize, held, prompts int) (*prefix.Index, [][]uint32, [][]prefix.Digest) {
+// all stored; its hasher remembers memo pages.
+func benchIndex(b *testing.B, pageSize, held, prompts, memo int) (*prefix.Index, [][]uint32, [][]prefix.Digest) {
 	b.Helper()
 	f := newFixture(b, pageSize)
-	x := newIndex(b, prefix.IndexConfig{Scheme: f.scheme, Hasher: f.hasher, MaxPages: held + 64*prompts})
+	h, err := prefix.NewHasher(prefix.HashConfig{PageSize: pageSize, MemoPages: memo})
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := newIndex(b, prefix.IndexConfig{Scheme: f.scheme, Hasher: h, MaxPages: held + 64*prompts})
 	rng := rand.New(rand.NewPCG(21, 22))
 	var keys []string
 	flush := func(force bool) {
@@ -60,7 +64,7 @@ func benchIndex(b *testing.B, pageSize, held, prompts int) (*prefix.Index, [][]u
 // that carries them). Run with -cpu 1 for one core.
 func BenchmarkIndexLookup(b *testing.B) {
 	for _, pageSize := range []int{16, 64} {
-		x, toks, dss := benchIndex(b, pageSize, 200_000, 64)
+		x, toks, dss := benchIndex(b, pageSize, 200_000, 64, 0)
 		b.Run(fmt.Sprintf("hash+index/page%d", pageSize), func(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
@@ -108,6 +112,53 @@ func BenchmarkIndexLookup(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
 		})
 		x.Close()
+		runtime.GC()
+	}
+}
+
+// BenchmarkIndexLookupMemo is hash+index of BenchmarkIndexLookup with the
+// hasher's memo (HashConfig.MemoPages): the 64 prompts come round again, as
+// a router's requests repeat their prefixes, so once warm every page is a
+// hit. Without repeats it is BenchmarkIndexLookup's hash+index (every page
+// a miss, plus the memo's upkeep: see memo-miss).
+func BenchmarkIndexLookupMemo(b *testing.B) {
+	for _, pageSize := range []int{16, 64} {
+		x, toks, _ := benchIndex(b, pageSize, 200_000, 64, 1<<16)
+		b.Run(fmt.Sprintf("memo-hit/page%d", pageSize), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if r, err := x.Lookup(nil, toks[i%len(toks)]); err != nil || r.Pages != 64 {
+					b.Fatal(r, err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
+		})
+		x.Close()
+		// Every page new: prompts that share nothing with those before
+		// (the tokens are drawn before the timer runs).
+		b.Run(fmt.Sprintf("memo-miss/page%d", pageSize), func(b *testing.B) {
+			h, err := prefix.NewHasher(prefix.HashConfig{PageSize: pageSize, MemoPages: 1 << 16})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(31, 32))
+			fresh := make([][]uint32, 256)
+			for i := range fresh {
+				fresh[i] = prompt(rng, nil, 0, 64, pageSize)
+			}
+			dst := make([]prefix.Digest, 0, 64)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				p := fresh[i%len(fresh)]
+				p[0]++ // a new first page: every page of the chain is new
+				dst, _ = h.AppendPages(dst[:0], nil, p)
+				i++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "prompts/s")
+		})
 		runtime.GC()
 	}
 }

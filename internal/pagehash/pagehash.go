@@ -38,6 +38,9 @@ type Spec struct {
 	PageSize int
 	Bigram   bool
 	Wide     bool
+	// Memo, when set, remembers recent pages' digests (see Memo); the
+	// digests are the same with or without it.
+	Memo *Memo
 }
 
 // Pages returns the number of full pages n tokens make.
@@ -65,9 +68,10 @@ func (s Spec) MaxToken() uint64 {
 // scratch is one hashing state and its word buffer, pooled so that hashing
 // allocates nothing in steady state.
 type scratch struct {
-	h   hash.Hash
-	buf []byte
-	sum [Size]byte // the previous page's digest (first: a copy of the prior)
+	h    hash.Hash
+	buf  []byte
+	sum  [Size]byte // the previous page's digest (first: a copy of the prior)
+	prev [Size]byte // with a memo: the digest sum chained from, kept for its entry
 }
 
 var pool = sync.Pool{New: func() any { return &scratch{h: sha256.New()} }}
@@ -93,31 +97,26 @@ func AppendUint32[D ~[Size]byte](dst []D, prior *D, tokens []uint32, s Spec) []D
 		sc.sum = [Size]byte(*prior)
 	}
 	for i := 0; i < n; i++ {
-		sc.h.Reset()
-		if chained {
-			sc.h.Write(sc.sum[:])
-		}
+		var b []byte
 		if s.Bigram {
 			page := tokens[i*P : i*P+P+1]
-			b := sc.grow(8 * P)
+			b = sc.grow(8 * P)
 			for j := 0; j < P; j++ {
 				binary.LittleEndian.PutUint32(b[8*j:], page[j])
 				binary.LittleEndian.PutUint32(b[8*j+4:], page[j+1])
 			}
-			sc.h.Write(b)
 		} else {
 			page := tokens[i*P : i*P+P]
 			if littleEndian {
-				sc.h.Write(unsafe.Slice((*byte)(unsafe.Pointer(&page[0])), 4*P))
+				b = unsafe.Slice((*byte)(unsafe.Pointer(&page[0])), 4*P)
 			} else {
-				b := sc.grow(4 * P)
+				b = sc.grow(4 * P)
 				for j, t := range page {
 					binary.LittleEndian.PutUint32(b[4*j:], t)
 				}
-				sc.h.Write(b)
 			}
 		}
-		sc.h.Sum(sc.sum[:0])
+		sc.next(chained, false, b, s.Memo)
 		chained = true
 		dst = append(dst, D(sc.sum))
 	}
@@ -163,21 +162,15 @@ func AppendInt64[D ~[Size]byte](dst []D, prior *D, tokens []int64, s Spec) (out 
 				}
 			}
 		}
-		sc.h.Reset()
-		if chained {
-			sc.h.Write(sc.sum[:])
-		}
 		var b []byte
 		switch {
 		case wide && s.Bigram:
-			sc.h.Write(wideTag[:])
 			b = sc.grow(16 * P)
 			for j := 0; j < P; j++ {
 				binary.LittleEndian.PutUint64(b[16*j:], uint64(page[j]))
 				binary.LittleEndian.PutUint64(b[16*j+8:], uint64(page[j+1]))
 			}
 		case wide:
-			sc.h.Write(wideTag[:])
 			b = sc.grow(8 * P)
 			for j, t := range page {
 				binary.LittleEndian.PutUint64(b[8*j:], uint64(t))
@@ -194,12 +187,38 @@ func AppendInt64[D ~[Size]byte](dst []D, prior *D, tokens []int64, s Spec) (out 
 				binary.LittleEndian.PutUint32(b[4*j:], uint32(t))
 			}
 		}
-		sc.h.Write(b)
-		sc.h.Sum(sc.sum[:0])
+		sc.next(chained, wide, b, s.Memo)
 		chained = true
 		dst = append(dst, D(sc.sum))
 	}
 	return dst, -1
+}
+
+// next replaces sc.sum (the previous page's digest, when chained) with the
+// digest of the page whose words are b: SHA-256 of the previous digest, the
+// wide tag for a wide page, and b; or, with a memo, the digest remembered
+// for the same input.
+func (sc *scratch) next(chained, wide bool, b []byte, m *Memo) {
+	var key uint64
+	if m != nil {
+		key = m.key(chained, wide, &sc.sum, b)
+		if m.get(key, chained, wide, &sc.sum, b) {
+			return
+		}
+		sc.prev = sc.sum
+	}
+	sc.h.Reset()
+	if chained {
+		sc.h.Write(sc.sum[:])
+	}
+	if wide {
+		sc.h.Write(wideTag[:])
+	}
+	sc.h.Write(b)
+	sc.h.Sum(sc.sum[:0])
+	if m != nil {
+		m.put(key, chained, wide, &sc.prev, b, &sc.sum)
+	}
 }
 
 // wideTag precedes a wide page's words: its odd length keeps a wide page's
