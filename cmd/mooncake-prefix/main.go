@@ -100,7 +100,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.hash.PageSize, "page-size", 64, "SGLang --page-size: tokens per page")
 	bigram := fs.Bool("bigram", false, "EAGLE speculative decoding: pages of token pairs (SGLang's bigram radix key)")
 	fs.BoolVar(&o.hash.WideTokens, "wide-tokens", false, "hash pages with ids >= 2^32 as SGLang's wide variant does, instead of refusing them")
-	fs.IntVar(&o.hash.MemoPages, "hash-memo", 65536, "remember the digests of this many recently hashed pages, so prompts sharing a prefix hash it once (about 100 B + 4 B a token per page; 0: none)")
+	fs.IntVar(&o.hash.MemoPages, "hash-memo", 8192, "remember the digests of up to this many recently hashed pages, so prompts sharing a prefix hash it once (about 80 B + 4 B a token per page; 0: none)")
 	k := &o.scheme.Keys
 	fs.IntVar(&k.TPSize, "tp-size", 1, "tensor parallel size")
 	fs.IntVar(&k.TPRank, "tp-rank", 0, "with -ranks one: the TP rank whose keys count")

@@ -287,42 +287,99 @@ func (x *Index) Close() error {
 
 // Lookup hashes tokens' full pages (chained from prior, nil for none) and
 // counts the leading pages the index holds complete, as the direct
-// Lookup counts them in the store. It allocates nothing in steady state.
+// Lookup counts them in the store. It hashes lazily, a few pages at a
+// time, and stops at the first page the index lacks (plus, while
+// learning, the pages a learning check carries): a prompt that shares
+// nothing with the cache costs one batch of hashes, not all of them.
+// Result.Hashed is still the prompt's full page count. It allocates
+// nothing in steady state.
 func (x *Index) Lookup(prior *Digest, tokens []uint32) (Result, error) {
 	if x.hasher == nil {
 		return Result{}, ErrNoHasher
 	}
-	sp := x.scratch.Get().(*[]Digest)
-	ds, err := x.hasher.AppendPages((*sp)[:0], prior, tokens)
-	var r Result
-	if err == nil {
-		r = x.LookupDigests(ds)
-	}
-	*sp = ds[:0]
-	x.scratch.Put(sp)
-	return r, err
+	return lookupLazy(x, prior, tokens, (*Hasher).AppendPages), nil
 }
 
 // LookupInt64 is Lookup for ids as int64 (JSON numbers, SGLang's arrays),
-// refused as Hasher.AppendPagesInt64 refuses them (ErrTokenRange).
+// refused as Hasher.AppendPagesInt64 refuses them (ErrTokenRange): every
+// id is checked, including those of pages the lookup does not hash.
 func (x *Index) LookupInt64(prior *Digest, tokens []int64) (Result, error) {
 	if x.hasher == nil {
 		return Result{}, ErrNoHasher
 	}
+	if err := x.hasher.CheckInt64(tokens); err != nil {
+		return Result{}, err
+	}
+	return lookupLazy(x, prior, tokens, (*Hasher).AppendPagesInt64), nil
+}
+
+// lazyPages is how many pages Lookup hashes before it first checks them
+// (then twice as many each time all were there).
+const lazyPages = 8
+
+// lookupLazy hashes tokens' pages lazyPages at a time with appendPages
+// and counts the leading ones the index holds complete, stopping at the
+// first it lacks.
+func lookupLazy[T uint32 | int64](x *Index, prior *Digest, tokens []T, appendPages func(*Hasher, []Digest, *Digest, []T) ([]Digest, error)) Result {
 	sp := x.scratch.Get().(*[]Digest)
-	ds, err := x.hasher.AppendPagesInt64((*sp)[:0], prior, tokens)
-	var r Result
-	if err == nil {
-		r = x.LookupDigests(ds)
+	ds := (*sp)[:0]
+	spec := x.hasher.spec
+	total := spec.Pages(len(tokens))
+	extra := 0 // the token a bigram page reads past its end
+	if spec.Bigram {
+		extra = 1
+	}
+	// hash makes sure ds holds the first n pages' digests.
+	hash := func(n int) {
+		for len(ds) < n {
+			lo := len(ds)
+			hi := n
+			pr := prior
+			if lo > 0 {
+				pr = &ds[lo-1]
+			}
+			ds, _ = appendPages(x.hasher, ds, pr, tokens[lo*spec.PageSize:hi*spec.PageSize+extra])
+		}
+	}
+	n, step := 0, lazyPages
+	for n < total {
+		hash(min(total, n+step))
+		n += x.countPresent(ds[n:])
+		if n < len(ds) {
+			break
+		}
+		step *= 2 // all there so far: the rest likely is too
+	}
+	r := Result{Pages: n, Hashed: total}
+	if n > 0 {
+		r.LastHash, r.HasLast = ds[n-1], true
+	}
+	if n < total && x.exister != nil && x.learning() {
+		hash(min(total, n+x.learnPages))
+		x.queueLearn(ds[n:])
 	}
 	*sp = ds[:0]
 	x.scratch.Put(sp)
-	return r, err
+	return r
 }
 
 // LookupDigests counts the leading pages of ds (a prompt's page hashes, in
 // order) that the index holds complete: for a router that hashes itself.
 func (x *Index) LookupDigests(ds []Digest) Result {
+	n := x.countPresent(ds)
+	r := Result{Pages: n, Hashed: len(ds)}
+	if n > 0 {
+		r.LastHash, r.HasLast = ds[n-1], true
+	}
+	if n < len(ds) && x.exister != nil && x.learning() {
+		x.queueLearn(ds[n:])
+	}
+	return r
+}
+
+// countPresent counts the leading pages of ds the index holds complete,
+// marking them used.
+func (x *Index) countPresent(ds []Digest) int {
 	n := 0
 	x.mu.RLock()
 	for _, d := range ds {
@@ -340,14 +397,7 @@ func (x *Index) LookupDigests(ds []Digest) Result {
 		n++
 	}
 	x.mu.RUnlock()
-	r := Result{Pages: n, Hashed: len(ds)}
-	if n > 0 {
-		r.LastHash, r.HasLast = ds[n-1], true
-	}
-	if n < len(ds) && x.exister != nil && x.learning() {
-		x.queueLearn(ds[n:])
-	}
-	return r
+	return n
 }
 
 // Contains reports whether the index holds page d complete.

@@ -117,13 +117,16 @@ func BenchmarkIndexLookup(b *testing.B) {
 }
 
 // BenchmarkIndexLookupMemo is hash+index of BenchmarkIndexLookup with the
-// hasher's memo (HashConfig.MemoPages): the 64 prompts come round again, as
-// a router's requests repeat their prefixes, so once warm every page is a
-// hit. Without repeats it is BenchmarkIndexLookup's hash+index (every page
-// a miss, plus the memo's upkeep: see memo-miss).
+// hasher's memo (HashConfig.MemoPages, the command's default size): the 64
+// prompts come round again, as a router's requests repeat their prefixes,
+// so once warm most pages are hits (memo-hit). novel is a lookup of a
+// prompt the cache has nothing of; memo-miss hashes whole prompts of new
+// pages through the memo (its cost when it never hits; compare
+// BenchmarkIndexLookup's hash).
 func BenchmarkIndexLookupMemo(b *testing.B) {
+	const memoPages = 8192 // the command's default
 	for _, pageSize := range []int{16, 64} {
-		x, toks, _ := benchIndex(b, pageSize, 200_000, 64, 1<<16)
+		x, toks, _ := benchIndex(b, pageSize, 200_000, 64, memoPages)
 		b.Run(fmt.Sprintf("memo-hit/page%d", pageSize), func(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
@@ -135,11 +138,26 @@ func BenchmarkIndexLookupMemo(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
 		})
+		// A prompt that shares nothing with the cache: Lookup hashes only
+		// until the first page the index lacks.
+		b.Run(fmt.Sprintf("novel/page%d", pageSize), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(33, 34))
+			p := prompt(rng, nil, 0, 64, pageSize)
+			b.ReportAllocs()
+			for b.Loop() {
+				p[0]++
+				if r, err := x.Lookup(nil, p); err != nil || r.Pages != 0 || r.Hashed != 64 {
+					b.Fatal(r, err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
+		})
 		x.Close()
 		// Every page new: prompts that share nothing with those before
-		// (the tokens are drawn before the timer runs).
+		// (the tokens are drawn before the timer runs), all hashed: what
+		// the memo costs when it never hits.
 		b.Run(fmt.Sprintf("memo-miss/page%d", pageSize), func(b *testing.B) {
-			h, err := prefix.NewHasher(prefix.HashConfig{PageSize: pageSize, MemoPages: 1 << 16})
+			h, err := prefix.NewHasher(prefix.HashConfig{PageSize: pageSize, MemoPages: memoPages})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -740,3 +740,64 @@ func TestIndexRefresh(t *testing.T) {
 		t.Fatalf("stats %+v: want refreshes, no resync", s)
 	}
 }
+
+// TestIndexLookupLazyEqualsEager: Lookup, which hashes a few pages at a
+// time and stops at the first page the index lacks, answers as hashing
+// every page and counting (LookupDigests) does, in both modes, for both
+// id types, with and without a prior, whatever the prompt's length.
+func TestIndexLookupLazyEqualsEager(t *testing.T) {
+	for _, mode := range []prefix.Mode{prefix.Plain, prefix.Bigram} {
+		for _, pageSize := range []int{1, 3} {
+			f := newFixture(t, pageSize)
+			h, err := prefix.NewHasher(prefix.HashConfig{PageSize: pageSize, Mode: mode, MemoPages: 64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := newIndex(t, prefix.IndexConfig{Scheme: f.scheme, Hasher: h, MaxPages: 1 << 16})
+			rng := rand.New(rand.NewPCG(uint64(pageSize), uint64(mode)))
+			base := prompt(rng, nil, 0, 40, pageSize)
+			var prior prefix.Digest
+			for i := range 200 {
+				toks := prompt(rng, base, rng.IntN(41), 40, pageSize)[:rng.IntN(40*pageSize+1)]
+				pr := &prior
+				if i%2 == 0 {
+					pr = nil
+				}
+				ds, _ := h.AppendPages(nil, pr, toks)
+				// Store a random leading run of the pages, and some after a hole.
+				k := rng.IntN(len(ds) + 1)
+				x.HandleBatch(f.batch(kvevents.Stored, f.pageKeys(ds[:k]...)...))
+				if k+1 < len(ds) {
+					x.HandleBatch(f.batch(kvevents.Stored, f.pageKeys(ds[k+1:]...)...))
+				}
+				want := x.LookupDigests(ds)
+				got, err := x.Lookup(pr, toks)
+				if err != nil || got != want {
+					t.Fatalf("%v page %d, prompt %d (%d tokens): Lookup %+v %v, want %+v", mode, pageSize, i, len(toks), got, err, want)
+				}
+				wide := make([]int64, len(toks))
+				for j, v := range toks {
+					wide[j] = int64(v)
+				}
+				if got, err := x.LookupInt64(pr, wide); err != nil || got != want {
+					t.Fatalf("%v page %d, prompt %d: LookupInt64 %+v %v, want %+v", mode, pageSize, i, got, err, want)
+				}
+				if want.HasLast {
+					prior = want.LastHash
+				}
+			}
+		}
+	}
+}
+
+// TestIndexLookupInt64RefusesUnhashedIDs: an id out of range is refused
+// even where the lookup would not hash it (after the first missing page).
+func TestIndexLookupInt64RefusesUnhashedIDs(t *testing.T) {
+	f := newFixture(t, 2)
+	x := newIndex(t, prefix.IndexConfig{Scheme: f.scheme, Hasher: f.hasher})
+	toks := make([]int64, 100)
+	toks[99] = -1
+	if _, err := x.LookupInt64(nil, toks); !errors.Is(err, prefix.ErrTokenRange) {
+		t.Fatalf("got %v, want ErrTokenRange", err)
+	}
+}

@@ -3,6 +3,7 @@ package pagehash
 import (
 	"bytes"
 	"hash/maphash"
+	"math/bits"
 	"sync"
 )
 
@@ -11,46 +12,45 @@ import (
 // compares in full on every hit: a digest found in the memo is the digest
 // SHA-256 would give. Requests to a router share prefixes (a system prompt,
 // the turns of a conversation so far), so most pages of a request were
-// hashed before; a hit costs a map probe and a comparison instead of the
-// SHA-256 of the page (docs/prefix.md, "Hashing"). It is bounded (CLOCK
-// eviction) and safe for concurrent use.
+// hashed before; a hit costs a hash of the input, a slot's comparison and
+// a striped lock instead of the page's SHA-256 (docs/prefix.md, "The
+// memo"). It is a direct-mapped table of a fixed number of slots: a page
+// replaces whatever page held its slot, so it needs no eviction list and a
+// miss costs little more than the SHA-256 it could not save. Safe for
+// concurrent use.
 type Memo struct {
 	seed   maphash.Seed
-	shards [memoShards]memoShard
+	mask   uint64
+	stride int // bytes of page words a slot holds
+	slots  []memoSlot
+	words  []byte // slot i's page words at [i*stride, i*stride+n)
+	locks  [memoLocks]memoLock
 }
 
-// Shards keep concurrent hashing from serialising on one lock.
-const memoShards = 16
+// Striped locks keep concurrent hashing from serialising on one lock.
+const memoLocks = 64
 
-type memoShard struct {
-	mu      sync.Mutex
-	index   map[uint64]int32 // key hash -> entry
-	entries []memoEntry
-	words   []byte // entry i's page words at [i*stride, i*stride+len)
-	stride  int
-	limit   int // entries at most
-	hand    int // CLOCK hand
-	hits    uint64
-	misses  uint64
-	_       [64]byte // keep shards' locks off each other's cache lines
+type memoLock struct {
+	sync.Mutex
+	hits, misses, used uint64
+	_                  [40]byte // keep the stripes off each other's cache lines
 }
 
-type memoEntry struct {
+type memoSlot struct {
 	key     uint64
 	prior   [Size]byte // the previous digest, when chained
 	digest  [Size]byte
-	n       int32 // length of the page's words
+	n       int32 // length of the page's words; 0: empty
 	chained bool
 	wide    bool
-	ref     bool // looked up since the hand last passed
 }
 
-// NewMemo returns a memo of at most pages pages of spec's hashing (its
-// page size bounds the words an entry holds). It holds about 100 bytes
-// plus the page's words (4 bytes a token; 8 with EAGLE bigrams; twice that
-// for wide pages) per page.
+// NewMemo returns a memo of pages slots (rounded up to a power of two) for
+// spec's hashing (its page size bounds the words a slot holds). A slot is
+// about 80 bytes plus the page's words (4 bytes a token; 8 with EAGLE
+// bigrams; twice that for wide pages); the memory is touched as slots fill.
 func NewMemo(pages int, s Spec) *Memo {
-	m := &Memo{seed: maphash.MakeSeed()}
+	n := uint64(1) << bits.Len64(uint64(max(pages, 1)-1))
 	stride := 4 * s.PageSize
 	if s.Bigram {
 		stride *= 2
@@ -58,31 +58,26 @@ func NewMemo(pages int, s Spec) *Memo {
 	if s.Wide {
 		stride *= 2
 	}
-	per := max(1, (pages+memoShards-1)/memoShards)
-	for i := range m.shards {
-		sh := &m.shards[i]
-		sh.stride, sh.limit = stride, per
-		sh.index = make(map[uint64]int32, per)
-	}
-	return m
+	return &Memo{seed: maphash.MakeSeed(), mask: n - 1, stride: stride,
+		slots: make([]memoSlot, n), words: make([]byte, int(n)*stride)}
 }
 
 // MemoStats counts a memo's lookups.
 type MemoStats struct {
 	Hits, Misses uint64
-	Pages        int // pages held
+	Pages        int // slots holding a page
 }
 
-// Stats sums the shards' counts.
+// Stats sums the stripes' counts.
 func (m *Memo) Stats() MemoStats {
 	var st MemoStats
-	for i := range m.shards {
-		sh := &m.shards[i]
-		sh.mu.Lock()
-		st.Hits += sh.hits
-		st.Misses += sh.misses
-		st.Pages += len(sh.entries)
-		sh.mu.Unlock()
+	for i := range m.locks {
+		l := &m.locks[i]
+		l.Lock()
+		st.Hits += l.hits
+		st.Misses += l.misses
+		st.Pages += int(l.used)
+		l.Unlock()
 	}
 	return st
 }
@@ -98,63 +93,45 @@ func (m *Memo) key(chained, wide bool, prior *[Size]byte, b []byte) uint64 {
 	return k
 }
 
-func (m *Memo) shard(key uint64) *memoShard { return &m.shards[key>>60] }
+func (m *Memo) lock(i uint64) *memoLock { return &m.locks[i%memoLocks] }
 
 // get copies the digest remembered for this input into sum (which holds
 // the prior) and reports whether there was one.
 func (m *Memo) get(key uint64, chained, wide bool, sum *[Size]byte, b []byte) bool {
-	sh := m.shard(key)
-	sh.mu.Lock()
-	i, ok := sh.index[key]
+	i := key & m.mask
+	l := m.lock(i)
+	l.Lock()
+	s := &m.slots[i]
+	off := int(i) * m.stride
+	ok := s.n != 0 && s.key == key && s.chained == chained && s.wide == wide && int(s.n) == len(b) &&
+		(!chained || s.prior == *sum) && bytes.Equal(m.words[off:off+len(b)], b)
 	if ok {
-		e := &sh.entries[i]
-		off := int(i) * sh.stride
-		ok = e.chained == chained && e.wide == wide && int(e.n) == len(b) &&
-			(!chained || e.prior == *sum) && bytes.Equal(sh.words[off:off+len(b)], b)
-		if ok {
-			e.ref = true
-			*sum = e.digest
-		}
-	}
-	if ok {
-		sh.hits++
+		*sum = s.digest
+		l.hits++
 	} else {
-		sh.misses++
+		l.misses++
 	}
-	sh.mu.Unlock()
+	l.Unlock()
 	return ok
 }
 
-// put remembers digest for the input (prior if chained, b). A page whose
-// words do not fit an entry (another spec's) is not remembered.
+// put remembers digest for the input (prior if chained, b) in its slot. A
+// page whose words do not fit a slot (another spec's) is not remembered.
 func (m *Memo) put(key uint64, chained, wide bool, prior *[Size]byte, b []byte, digest *[Size]byte) {
-	sh := m.shard(key)
-	if len(b) > sh.stride {
+	if len(b) == 0 || len(b) > m.stride {
 		return
 	}
-	sh.mu.Lock()
-	i, ok := sh.index[key] // a page with the same key hash is replaced
-	if !ok {
-		if len(sh.entries) < sh.limit {
-			i = int32(len(sh.entries))
-			sh.entries = append(sh.entries, memoEntry{})
-			sh.words = append(sh.words, make([]byte, sh.stride)...)
-		} else {
-			for sh.entries[sh.hand].ref {
-				sh.entries[sh.hand].ref = false
-				sh.hand = (sh.hand + 1) % len(sh.entries)
-			}
-			i = int32(sh.hand)
-			sh.hand = (sh.hand + 1) % len(sh.entries)
-			delete(sh.index, sh.entries[i].key)
-		}
-		sh.index[key] = i
+	i := key & m.mask
+	l := m.lock(i)
+	l.Lock()
+	s := &m.slots[i]
+	if s.n == 0 {
+		l.used++
 	}
-	e := &sh.entries[i]
-	*e = memoEntry{key: key, digest: *digest, n: int32(len(b)), chained: chained, wide: wide}
+	*s = memoSlot{key: key, digest: *digest, n: int32(len(b)), chained: chained, wide: wide}
 	if chained {
-		e.prior = *prior
+		s.prior = *prior
 	}
-	copy(sh.words[int(i)*sh.stride:], b)
-	sh.mu.Unlock()
+	copy(m.words[int(i)*m.stride:], b)
+	l.Unlock()
 }
