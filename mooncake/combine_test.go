@@ -24,7 +24,8 @@ import (
 	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
 )
 
-func combiningOn(c *mooncake.Config) { c.Combining = mooncake.CombiningOn }
+func combiningOn(c *mooncake.Config)  { c.Combining = mooncake.CombiningOn }
+func combiningOff(c *mooncake.Config) { c.Combining = mooncake.CombiningOff }
 
 // combSide is one client of a comparison: a store, a second view of it
 // (another policy object, equal in content), registered memory and memory
@@ -40,9 +41,9 @@ const combMem = 1 << 20
 
 func newCombSide(t *testing.T, combining bool) *combSide {
 	t.Helper()
-	mods := []func(*mooncake.Config){}
+	mods := []func(*mooncake.Config){combiningOff}
 	if combining {
-		mods = append(mods, combiningOn)
+		mods = []func(*mooncake.Config){combiningOn}
 	}
 	st := mooncaketest.NewCluster(t).Open(t, mods...)
 	s := &combSide{prefix: mooncaketest.Key(t, fmt.Sprintf("%v-", combining)),
@@ -453,11 +454,27 @@ func TestCombiningConfig(t *testing.T) {
 	_, err := mooncake.Open(cfg)
 	assert.ErrorIs(t, err, mooncake.ErrInvalidParams)
 	assert.Equal(t, mooncake.CombiningDefault, mooncake.DefaultConfig().Combining)
-	// Off by default, and when off nothing queues.
+	// On by default: calls queued behind a crossing combine.
 	st := mooncaketest.NewCluster(t).Open(t)
-	_, err = st.IsExist(mooncaketest.Key(t, "k"))
+	queued, release := mooncake.HoldCombining(st, mooncake.OpIsExist)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := st.IsExist(mooncaketest.Key(t, fmt.Sprint("k", i)))
+			assert.NoError(t, err)
+		}()
+		waitFor(t, func() bool { return queued() == i+1 }, "call %d queued", i)
+	}
+	release()
+	wg.Wait()
+	assert.EqualValues(t, 3, st.Stats().Op(mooncake.OpIsExist).Combined)
+	// Off: nothing queues (HoldCombining would find no queue).
+	off := mooncaketest.NewCluster(t).Open(t, combiningOff)
+	_, err = off.IsExist(mooncaketest.Key(t, "k"))
 	require.NoError(t, err)
-	assert.Zero(t, st.Stats().Op(mooncake.OpIsExist).Combined)
+	assert.Zero(t, off.Stats().Op(mooncake.OpIsExist).Combined)
 }
 
 // The stress test's keys and writers: every write carries a header naming

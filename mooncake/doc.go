@@ -53,10 +53,10 @@
 // which keeps the runtime's sysmon from retaking the P of a goroutine that
 // loops over calls, and calls that overlap do not yield, so concurrent
 // callers do not queue for a P again between calls (docs/benchmarks.md
-// measures both). With Config.Combining on, single-key calls of one kind
-// that overlap (GetInto, PutFrom, UpsertFrom, IsExist) cross into C as one
+// measures both). Single-key calls of one kind that overlap (Get, GetInto,
+// Put, PutFrom, Upsert, UpsertFrom, IsExist, Remove) cross into C as one
 // batch call, each caller still getting exactly its own result and error
-// (docs/combining.md; off by default until measured against Mooncake).
+// (Config.Combining, on by default; docs/combining.md).
 //
 // # Quick start
 //

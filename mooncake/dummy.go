@@ -46,8 +46,9 @@ type DummyConfig struct {
 	ConnectTimeout time.Duration
 	// Combining is Config.Combining for the dummy: overlapping single-key
 	// zero-copy calls, IsExist and Remove cross as one batch call (each
-	// is one RPC to the real client). The copying calls do not combine on
-	// a dummy: their staging would have to come out of the memory pool.
+	// is one RPC to the real client); on by default, as a store's. The
+	// copying calls do not combine on a dummy: their staging would have to
+	// come out of the memory pool.
 	Combining CombiningMode
 }
 

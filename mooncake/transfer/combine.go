@@ -22,11 +22,11 @@ import (
 // CombiningMode is Config.Combining (and the store's Config.Combining).
 type CombiningMode int8
 
-// Combining modes. The default is off until combining is measured against
-// real Mooncake not to lose; then it turns on, and CombiningOff stays the
-// way to turn it off.
+// Combining modes. CombiningDefault is off for an engine (combining pays
+// from about 16 concurrent callers: docs/combining.md) and on for a
+// store (mooncake.Config.Combining).
 const (
-	CombiningDefault CombiningMode = iota // off, for now
+	CombiningDefault CombiningMode = iota
 	CombiningOn
 	CombiningOff
 )
