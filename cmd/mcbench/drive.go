@@ -24,7 +24,7 @@ func runDrive(args []string, stdout, stderr io.Writer) error {
 	repeat := fs.Int("repeat", 2, "in every round, each case runs this many times per client, alternating Go and Python")
 	outDir := fs.String("out", "build/bench/drive", "directory for the plan (plan.jsonl), the runs' JSON (go-N.json, py-N.json) and the clients' logs")
 	python := fs.String("python", "python3 scripts/bench_python.py", "the second client's command: the Python client, or an mcbench binary for an A/A check")
-	goBin := fs.String("go", "", "the Go client's binary (default: this executable)")
+	goBin := fs.String("go", "", "the Go client's command, a binary and its client flags such as -hash-memo (default: this executable)")
 	cBin := fs.String("c", "", "the C floor client's command (cgo/bench/mcbench_c, built by make bench-compare): a third client, "+
 		"after the other two in every pair, for the single-call and raw multi-buffer cases; \"\" for none")
 	pyFirst := fs.Bool("python-first", false, "run Python before Go in every round (B A B A; to check that order does not matter)")
@@ -67,11 +67,13 @@ func runDrive(args []string, stdout, stderr io.Writer) error {
 		}
 		names = append(names, c.Name)
 	}
-	self := *goBin
-	if self == "" {
-		if self, err = os.Executable(); err != nil {
+	goArgv := strings.Fields(*goBin)
+	if len(goArgv) == 0 {
+		self, err := os.Executable()
+		if err != nil {
 			return err
 		}
+		goArgv = []string{self}
 	}
 	// Each client puts its objects in its own segment, so both use
 	// upstream's local memcpy path as a lone client would.
@@ -83,7 +85,7 @@ func runDrive(args []string, stdout, stderr io.Writer) error {
 	return benchdrive.Run(benchdrive.Options{
 		CArgv:  cArgv,
 		Rounds: *rounds, Repeat: *repeat, OutDir: *outDir, PythonFirst: *pyFirst, Cases: names,
-		GoArgv:     append([]string{self}, client...),
+		GoArgv:     append(goArgv, client...),
 		PythonArgv: append(strings.Fields(*python), client...),
 		Stdout:     stdout, Stderr: stderr,
 	})

@@ -100,6 +100,7 @@ type options struct {
 	memcpyRef bool
 	serve     bool
 	ownSeg    bool
+	hashMemo  int
 	// segment and localBuffer are the sizes of -segment and -local-buffer
 	// (the environment's config, when it is used, has its own).
 	segment, localBuffer mooncake.Size
@@ -112,7 +113,7 @@ type options struct {
 // and what this one process does with its results. Every other flag shapes
 // the plan or how it is measured, so it goes into the plan file (-list) and
 // may not be given together with -plan.
-var clientFlags = append([]string{"plan", "list", "serve", "own-segment", "json", "cpuprofile", "progress"},
+var clientFlags = append([]string{"plan", "list", "serve", "own-segment", "hash-memo", "json", "cpuprofile", "progress"},
 	cliconfig.ConnectionFlags...)
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -160,6 +161,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.populate, "populate", true, "pre-fault registered memory (MAP_POPULATE)")
 	fs.BoolVar(&o.thp, "thp", true, "back registered memory and the memcpy reference with transparent huge pages (MADV_HUGEPAGE); upstream's segment gets them from GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (make bench-compare sets it)")
 	fs.BoolVar(&o.serve, "serve", false, "run cases named on stdin, one per line, and answer each with a JSON line (mcbench drive)")
+	fs.IntVar(&o.hashMemo, "hash-memo", 0, "prefix_lookup: the Go client's hasher remembers this many pages (prefix.HashConfig.MemoPages; mooncake-prefix's -hash-memo); "+
+		"0 hashes every page of every lookup, as the Python counterpart does")
 	fs.BoolVar(&o.ownSeg, "own-segment", false, "put every object in this client's own segment (ReplicateConfig.preferred_segments), "+
 		"for runs where several clients are connected")
 	fs.BoolVar(&o.memcpyRef, "memcpy-ref", true, "large-page cases (objects >= 1 MiB) also time a plain copy of the same bytes after their requests")

@@ -27,7 +27,7 @@ import (
 // Each caller stores and looks up prompts of its own.
 func (cr *caseRun) prefixLookup() (res []Result, err error) {
 	c := cr.c
-	h, err := prefix.NewHasher(prefix.HashConfig{PageSize: c.PageSize})
+	h, err := prefix.NewHasher(prefix.HashConfig{PageSize: c.PageSize, MemoPages: cr.o.hashMemo})
 	if err != nil {
 		return nil, err
 	}
