@@ -175,8 +175,10 @@ native: require-mooncake
 # The master publishes KV events when upstream was built with
 # ENABLE_KV_EVENTS (scripts/cluster -kv-events exports its endpoint); the
 # KV event tests must then run (MCGO_REQUIRE_KV_EVENTS), else they skip.
+# (env, because an assignment that comes out of a command substitution is
+# not one to the shell.)
 test-native: native
-	$(NATIVE_RUN) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 \
+	env $(NATIVE_RUN) MCGO_TEST_ISOLATED=1 MCGO_REQUIRE_UPSTREAM=1 \
 	  $$(grep -q "ENABLE_KV_EVENTS=ON" $(NATIVE_DIR).configure.log && echo MCGO_REQUIRE_KV_EVENTS=1) \
 	  $(CLUSTER) -kv-events -- \
 	  $(GO) test -count=1 -p 1 $(NATIVE_SKIP) $(NATIVE_TEST_FLAGS) ./internal/codes/... ./internal/cabi/... ./mooncake/... ./hostcache/... ./interop/ ./cmd/mooncake-pd/... ./cmd/mooncake-prefix/...
@@ -210,7 +212,7 @@ chaos-ha: native
 	@set -e; for t in $(HA_GROUP_TESTS); do \
 	  $(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_REQUIRE_HA=1 $(GO) test -count=1 -run "^$$t\$$" $(NATIVE_TEST_FLAGS) ./interop/faults/; done
 	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_REQUIRE_HA=1 $(GO) test -count=1 -run '^(TestEngine(Etcd|Redis)|TestTwoGoRuntimes)' $(NATIVE_TEST_FLAGS) ./interop/faults/
-	$(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_REQUIRE_HA=1 \
+	env $(NATIVE_RUN) MCGO_REQUIRE_UPSTREAM=1 MCGO_REQUIRE_HA=1 \
 	  $$(grep -q "ENABLE_KV_EVENTS=ON" $(NATIVE_DIR).configure.log && echo MCGO_REQUIRE_KV_EVENTS=1) \
 	  $(GO) test -count=1 -run '^TestHAIndexFollowsLeader$$' $(NATIVE_TEST_FLAGS) ./cmd/mooncake-prefix/
 
