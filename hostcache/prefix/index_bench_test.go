@@ -58,6 +58,19 @@ func benchIndex(b *testing.B, pageSize, held, prompts, memo int) (*prefix.Index,
 	return x, toks, dss
 }
 
+// benchLookups looks the prompts up in turn, every page of each stored.
+func benchLookups(b *testing.B, x *prefix.Index, toks [][]uint32) {
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if r, err := x.Lookup(nil, toks[i%len(toks)]); err != nil || r.Pages != 64 {
+			b.Fatal(r, err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
+}
+
 // BenchmarkIndexLookup: lookups of 64-page prompts, all pages stored, in an
 // index of 200k pages. "hash+index" hashes the token ids (SHA-256 of every
 // page) and looks the pages up; "index" is given the digests (a router
@@ -65,17 +78,7 @@ func benchIndex(b *testing.B, pageSize, held, prompts, memo int) (*prefix.Index,
 func BenchmarkIndexLookup(b *testing.B) {
 	for _, pageSize := range []int{16, 64} {
 		x, toks, dss := benchIndex(b, pageSize, 200_000, 64, 0)
-		b.Run(fmt.Sprintf("hash+index/page%d", pageSize), func(b *testing.B) {
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if r, err := x.Lookup(nil, toks[i%len(toks)]); err != nil || r.Pages != 64 {
-					b.Fatal(r, err)
-				}
-				i++
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
-		})
+		b.Run(fmt.Sprintf("hash+index/page%d", pageSize), func(b *testing.B) { benchLookups(b, x, toks) })
 		b.Run(fmt.Sprintf("hash/page%d", pageSize), func(b *testing.B) {
 			h := testHasher(b, pageSize)
 			dst := make([]prefix.Digest, 0, 64)
@@ -127,17 +130,7 @@ func BenchmarkIndexLookupMemo(b *testing.B) {
 	const memoPages = 8192 // the command's default
 	for _, pageSize := range []int{16, 64} {
 		x, toks, _ := benchIndex(b, pageSize, 200_000, 64, memoPages)
-		b.Run(fmt.Sprintf("memo-hit/page%d", pageSize), func(b *testing.B) {
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if r, err := x.Lookup(nil, toks[i%len(toks)]); err != nil || r.Pages != 64 {
-					b.Fatal(r, err)
-				}
-				i++
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
-		})
+		b.Run(fmt.Sprintf("memo-hit/page%d", pageSize), func(b *testing.B) { benchLookups(b, x, toks) })
 		// A prompt that shares nothing with the cache: Lookup hashes only
 		// until the first page the index lacks.
 		b.Run(fmt.Sprintf("novel/page%d", pageSize), func(b *testing.B) {
