@@ -777,12 +777,11 @@ func TestCombiningStress(t *testing.T) {
 // its real client) with each call's own result; its copying calls, which
 // would need staging from the memory pool, never queue.
 func TestCombiningDummy(t *testing.T) {
-	real := mooncaketest.NewCluster(t).Open(t)
-	addr, err := real.Hostname()
-	require.NoError(t, err)
-	d, err := mooncake.OpenDummy(mooncake.DummyConfig{ServerAddress: addr, LocalBufferSize: 1 << 20, Combining: mooncake.CombiningOn})
-	require.NoError(t, err)
-	t.Cleanup(func() { d.Close() })
+	c := mooncaketest.NewCluster(t)
+	d := c.OpenDummy(t, c.StartRealClient(t), func(cfg *mooncake.DummyConfig) {
+		cfg.LocalBufferSize, cfg.Combining = 1<<20, mooncake.CombiningOn
+	})
+	peer := c.Open(t)
 	const n, size = 6, 4096
 	pool, err := d.AllocFromMemPool(2 * n * size)
 	require.NoError(t, err)
@@ -849,7 +848,7 @@ func TestCombiningDummy(t *testing.T) {
 	_, release := mooncake.HoldCombining(d, mooncake.OpPut)
 	require.NoError(t, d.Put(key(100), []byte("copying")))
 	release()
-	v, err := real.Get(key(100))
+	v, err := peer.Get(key(100))
 	require.NoError(t, err)
 	assert.Equal(t, "copying", string(v))
 }
