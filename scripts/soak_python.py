@@ -12,8 +12,9 @@ the long-lived Go client's published keys (--cross-prefix) and checks that
 each is a whole value of its key. Published keys are only removed (without
 force) and put again, never upserted: why is in interop/soak/worker.go.
 
-Every two seconds, and once more on SIGTERM before it closes the store, it
-prints one JSON line: {"stats": {...}} with the Go worker's Stats fields
+Every two seconds, and once more on SIGTERM before it closes the store (or
+on SIGUSR2, after which it waits for SIGTERM to close), it prints one JSON
+line: {"stats": {...}} with the Go worker's Stats fields
 (error codes as numbers, "op: -704"). SIGKILL ends it without a word.
 
 Configuration comes from the environment (MOONCAKE_MASTER,
@@ -435,13 +436,16 @@ def main():
     ap.add_argument("--ha", action="store_true")
     args = ap.parse_args()
     PUT_AFTER_REMOVE_MAY_DROP[0] = args.ha
-    stopping = []
+    stopping, held = [], []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
     signal.signal(signal.SIGUSR1, lambda *_: FAILOVERS.__setitem__(0, FAILOVERS[0] + 1))
+    # SIGUSR2: check now, close later (on SIGTERM), so that no client's
+    # segment leaves while another still checks keys it may hold.
+    signal.signal(signal.SIGUSR2, lambda *_: held.append(1))
     s = Soak(args.prefix, args.cross_prefix, args.seed)
     print(json.dumps({"ready": s.store.get_hostname()}), flush=True)
     last = time.monotonic()
-    while not stopping:
+    while not stopping and not held:
         began = time.monotonic()
         s.step()
         s.stats["slowest_ms"] = max(s.stats["slowest_ms"], int((time.monotonic() - began) * 1000))
@@ -451,6 +455,8 @@ def main():
     for k in list(s.model):
         s.get(k)
     s.report(final=True)
+    while held and not stopping:
+        time.sleep(0.05)
     s.store.unregister_buffer(s.mem.addr)
     s.store.close()
     return 0

@@ -126,10 +126,15 @@ func mainCross(r *rand.Rand) string {
 }
 
 // childMain is the Go client process: workers until SIGTERM, then a sweep,
-// a last report and Close.
+// a last report and Close; or until SIGUSR2, then the sweep and the report,
+// and Close only on SIGTERM (the soak's end: every client checks its keys
+// before any client's segment leaves).
 func childMain() int {
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
+	hold := make(chan os.Signal, 1)
+	signal.Notify(hold, syscall.SIGUSR2)
+	held := false
 	failover := make(chan os.Signal, 16)
 	signal.Notify(failover, syscall.SIGUSR1)
 	go func() {
@@ -170,6 +175,8 @@ func childMain() int {
 			report(false)
 			continue
 		case <-term:
+		case <-hold:
+			held = true
 		}
 		break
 	}
@@ -180,6 +187,9 @@ func childMain() int {
 		w.Sweep()
 	}
 	report(true)
+	if held {
+		<-term
+	}
 	st.Close()
 	return 0
 }
@@ -304,6 +314,21 @@ func normalize(s *Stats) *Stats {
 		s.Keys = map[string]int64{}
 	}
 	return s
+}
+
+// waitFinal waits until the child has made its final report (after
+// SIGUSR2), has exited, or d has passed.
+func (c *child) waitFinal(d time.Duration) {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+		if _, final := c.stats(); final {
+			return
+		}
+		select {
+		case <-c.done:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // stop ends the child: gracefully (SIGTERM: it checks its keys, reports
@@ -654,6 +679,16 @@ func TestSoak(t *testing.T) {
 	}
 	for _, w := range ws {
 		w.Sweep()
+	}
+	// Two phases: every child checks its keys (SIGUSR2) before any closes,
+	// because a key may sit on another client's segment (the preferred
+	// segment is a preference; an upsert in place keeps its replica), and
+	// a closed client's segment leaves with what it holds.
+	for _, k := range kinds {
+		_ = current[k].cmd.Process.Signal(syscall.SIGUSR2)
+	}
+	for _, k := range kinds {
+		current[k].waitFinal(2 * time.Minute)
 	}
 	for _, k := range kinds {
 		retire(k, true)
