@@ -818,7 +818,7 @@ func TestSoak(t *testing.T) {
 	fmt.Fprintf(&b, "\nOperations of the long-lived client: %s.\n", opSummary(mainStats))
 	fmt.Fprintf(&b, "\nChecks: every read's bytes are the value of its key (header: key CRC, version, size; body: SHA-256 of key and\n")
 	fmt.Fprintf(&b, "version); each writer's reads of its own keys match its model (acknowledged writes, with the versions a failed\n")
-	fmt.Fprintf(&b, "call may have left); each client process checks all its keys before a graceful stop; the long-lived client\n")
+	fmt.Fprintf(&b, "call may have left); each client process checks all its keys before a graceful stop (at the end, all of them before any closes); the long-lived client\n")
 	fmt.Fprintf(&b, "checks all of its keys at the end. Other clients read only a writer's published keys, which are removed\n")
 	fmt.Fprintf(&b, "without force and never upserted: why is in [faults.md](faults.md#readers-racing-writers-of-the-same-key).\n")
 	fmt.Fprintf(&b, "Logs: `build/soak/%s/`.\n", stamp)
