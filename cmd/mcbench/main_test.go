@@ -37,14 +37,12 @@ func clusterArgs(t *testing.T) []string {
 
 // TestQuickRun runs the whole plan with tiny sizes, so the command cannot
 // rot: every scenario, both APIs, single and batch, HiCache, multi-buffer.
-func TestQuickRun(t *testing.T) {
-	args := clusterArgs(t)
-	out := filepath.Join(t.TempDir(), "go.json")
-	// A 1 MiB-per-key shape exercises the paired memcpy reference.
-	planArgs := []string{"-quick", "-multi-shapes", "8x61x1152,2x2x1MiB"}
-	args = append(append(args, planArgs...), "-duration", "15ms", "-warmup", "2ms", "-json", out, "-progress")
-	var stdout, stderr bytes.Buffer
-	err := run(args, &stdout, &stderr)
+// runJSON runs mcbench with args, which write the results to out, and
+// reads them back; without cgo the test is skipped.
+func runJSON(t *testing.T, args []string, out string) (doc Run, stdout, stderr *bytes.Buffer) {
+	t.Helper()
+	stdout, stderr = new(bytes.Buffer), new(bytes.Buffer)
+	err := run(args, stdout, stderr)
 	if errors.Is(err, mooncake.ErrNoCgo) || (err != nil && strings.Contains(err.Error(), "cgo")) {
 		t.Skip("needs cgo:", err)
 	}
@@ -55,10 +53,19 @@ func TestQuickRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc Run
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
+	return doc, stdout, stderr
+}
+
+func TestQuickRun(t *testing.T) {
+	args := clusterArgs(t)
+	out := filepath.Join(t.TempDir(), "go.json")
+	// A 1 MiB-per-key shape exercises the paired memcpy reference.
+	planArgs := []string{"-quick", "-multi-shapes", "8x61x1152,2x2x1MiB"}
+	args = append(append(args, planArgs...), "-duration", "15ms", "-warmup", "2ms", "-json", out, "-progress")
+	doc, stdout, stderr := runJSON(t, args, out)
 	p := benchplan.QuickParams()
 	p.MultiShapes = []Shape{{Keys: 8, Buffers: 61, Size: 1152}, {Keys: 2, Buffers: 2, Size: 1 << 20}}
 	plan, err := p.Plan()
@@ -356,22 +363,7 @@ func TestPrefixLookupRun(t *testing.T) {
 	args := clusterArgs(t)
 	out := filepath.Join(t.TempDir(), "go.json")
 	args = append(args, "-quick", "-scenarios", "prefix_lookup", "-duration", "30ms", "-warmup", "2ms", "-json", out)
-	var stdout, stderr bytes.Buffer
-	err := run(args, &stdout, &stderr)
-	if errors.Is(err, mooncake.ErrNoCgo) || (err != nil && strings.Contains(err.Error(), "cgo")) {
-		t.Skip("needs cgo:", err)
-	}
-	if err != nil {
-		t.Fatalf("run: %v\nstderr: %s", err, stderr.String())
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc Run
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc, _, stderr := runJSON(t, args, out)
 	if len(doc.Results) != 2 {
 		t.Fatalf("%d results, want prefix_lookup alone and with 4 callers", len(doc.Results))
 	}

@@ -44,17 +44,7 @@ func TestViews(t *testing.T) {
 		c.Results = keep
 		cRuns = append(cRuns, c)
 	}
-	rows, err := Compare(goRuns, pyRuns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := AddFloor(rows, goRuns, pyRuns, cRuns); err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]Row{}
-	for _, r := range rows {
-		byName[r.Scenario] = r
-	}
+	rows, byName := floorRows(t, goRuns, pyRuns, cRuns)
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	for _, tc := range []struct {
 		name                              string
@@ -165,17 +155,7 @@ func TestCombiningView(t *testing.T) {
 		c.Results = filter2(c.Results, func(res benchplan.Result) bool { return res.Batch == 1 && res.Scenario != benchplan.HiCacheSet })
 		cRuns = append(cRuns, c)
 	}
-	rows, err := Compare(goRuns, pyRuns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := AddFloor(rows, goRuns, pyRuns, cRuns); err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]Row{}
-	for _, r := range rows {
-		byName[r.Scenario] = r
-	}
+	rows, byName := floorRows(t, goRuns, pyRuns, cRuns)
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	for _, tc := range []struct {
 		name                   string
@@ -278,4 +258,22 @@ func filter2(rs []benchplan.Result, keep func(benchplan.Result) bool) []benchpla
 		}
 	}
 	return out
+}
+
+// floorRows compares the runs, adds the C floor and returns the rows, and
+// them by name.
+func floorRows(t *testing.T, goRuns, pyRuns, cRuns []benchplan.Run) ([]Row, map[string]Row) {
+	t.Helper()
+	rows, err := Compare(goRuns, pyRuns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := AddFloor(rows, goRuns, pyRuns, cRuns); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Row{}
+	for _, r := range rows {
+		byName[r.Scenario] = r
+	}
+	return rows, byName
 }
