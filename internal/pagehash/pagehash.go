@@ -85,42 +85,27 @@ var littleEndian = func() bool {
 // AppendUint32 appends the digest of each full page of tokens to dst,
 // chaining from prior (nil: none). It allocates nothing when dst has room.
 func AppendUint32[D ~[Size]byte](dst []D, prior *D, tokens []uint32, s Spec) []D {
-	n := s.Pages(len(tokens))
-	if n == 0 {
-		return dst
-	}
-	sc := pool.Get().(*scratch)
-	defer pool.Put(sc)
 	P := s.PageSize
-	chained := prior != nil
-	if chained {
-		sc.sum = [Size]byte(*prior)
-	}
-	for i := 0; i < n; i++ {
-		var b []byte
+	return appendPages(dst, prior, s, len(tokens), func(sc *scratch, i int) ([]byte, bool) {
 		if s.Bigram {
 			page := tokens[i*P : i*P+P+1]
-			b = sc.grow(8 * P)
+			b := sc.grow(8 * P)
 			for j := 0; j < P; j++ {
 				binary.LittleEndian.PutUint32(b[8*j:], page[j])
 				binary.LittleEndian.PutUint32(b[8*j+4:], page[j+1])
 			}
-		} else {
-			page := tokens[i*P : i*P+P]
-			if littleEndian {
-				b = unsafe.Slice((*byte)(unsafe.Pointer(&page[0])), 4*P)
-			} else {
-				b = sc.grow(4 * P)
-				for j, t := range page {
-					binary.LittleEndian.PutUint32(b[4*j:], t)
-				}
-			}
+			return b, false
 		}
-		sc.next(chained, false, b, s.Memo)
-		chained = true
-		dst = append(dst, D(sc.sum))
-	}
-	return dst
+		page := tokens[i*P : i*P+P]
+		if littleEndian {
+			return unsafe.Slice((*byte)(unsafe.Pointer(&page[0])), 4*P), false
+		}
+		b := sc.grow(4 * P)
+		for j, t := range page {
+			binary.LittleEndian.PutUint32(b[4*j:], t)
+		}
+		return b, false
+	})
 }
 
 // AppendInt64 is AppendUint32 for ids given as int64 (SGLang's array("q")
@@ -135,18 +120,8 @@ func AppendInt64[D ~[Size]byte](dst []D, prior *D, tokens []int64, s Spec) (out 
 			return dst, i
 		}
 	}
-	n := s.Pages(len(tokens))
-	if n == 0 {
-		return dst, -1
-	}
-	sc := pool.Get().(*scratch)
-	defer pool.Put(sc)
 	P := s.PageSize
-	chained := prior != nil
-	if chained {
-		sc.sum = [Size]byte(*prior)
-	}
-	for i := 0; i < n; i++ {
+	return appendPages(dst, prior, s, len(tokens), func(sc *scratch, i int) ([]byte, bool) {
 		var page []int64
 		if s.Bigram {
 			page = tokens[i*P : i*P+P+1]
@@ -187,11 +162,31 @@ func AppendInt64[D ~[Size]byte](dst []D, prior *D, tokens []int64, s Spec) (out 
 				binary.LittleEndian.PutUint32(b[4*j:], uint32(t))
 			}
 		}
+		return b, wide
+	}), -1
+}
+
+// appendPages is the chain both entry points share: for each full page of
+// the n tokens, words gives the page's hash input after the prior (and
+// whether it is a wide page), and the page's digest is appended to dst.
+func appendPages[D ~[Size]byte](dst []D, prior *D, s Spec, n int, words func(sc *scratch, i int) ([]byte, bool)) []D {
+	pages := s.Pages(n)
+	if pages == 0 {
+		return dst
+	}
+	sc := pool.Get().(*scratch)
+	defer pool.Put(sc)
+	chained := prior != nil
+	if chained {
+		sc.sum = [Size]byte(*prior)
+	}
+	for i := 0; i < pages; i++ {
+		b, wide := words(sc, i)
 		sc.next(chained, wide, b, s.Memo)
 		chained = true
 		dst = append(dst, D(sc.sum))
 	}
-	return dst, -1
+	return dst
 }
 
 // next replaces sc.sum (the previous page's digest, when chained) with the
