@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mooncake-go/mooncake-go/hostcache"
+	"github.com/mooncake-go/mooncake-go/internal/testcluster"
 	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
@@ -32,23 +32,13 @@ type peer struct {
 }
 
 func python(t *testing.T) (string, []string) {
-	py := os.Getenv("MCGO_PYTHON")
-	if py == "" {
-		py = "python3"
-	}
-	env := os.Environ()
-	if pp := os.Getenv("MCGO_PYTHONPATH"); pp != "" {
-		env = append(env, "PYTHONPATH="+pp)
-	}
-	probe := exec.Command(py, "-c", "import mooncake.store")
-	probe.Env = env
-	if out, err := probe.CombinedOutput(); err != nil {
-		msg := fmt.Sprintf("upstream's Python store module is not importable with %s (set MCGO_PYTHONPATH / make test-native MOONCAKE_PYTHONPATH=...): %v: %s",
-			py, err, strings.TrimSpace(string(out)))
-		if os.Getenv("MCGO_REQUIRE_PYTHON") == "1" {
-			t.Fatal(msg)
+	t.Helper()
+	py, env, required, err := testcluster.Python()
+	if err != nil {
+		if required {
+			t.Fatal(err)
 		}
-		t.Skip(msg)
+		t.Skip(err)
 	}
 	return py, env
 }

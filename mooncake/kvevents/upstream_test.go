@@ -128,22 +128,12 @@ func TestPayloadBytesMatchEncoder(t *testing.T) {
 // where it is required (MCGO_REQUIRE_PYTHON=1).
 func python(t *testing.T) (string, []string) {
 	t.Helper()
-	py := os.Getenv("MCGO_PYTHON")
-	if py == "" {
-		py = "python3"
-	}
-	env := os.Environ()
-	if pp := os.Getenv("MCGO_PYTHONPATH"); pp != "" {
-		env = append(env, "PYTHONPATH="+pp)
-	}
-	probe := exec.Command(py, "-c", "import mooncake.store")
-	probe.Env = env
-	if out, err := probe.CombinedOutput(); err != nil {
-		msg := fmt.Sprintf("upstream's Python store module is not importable with %s (MCGO_PYTHONPATH): %v: %s", py, err, strings.TrimSpace(string(out)))
-		if os.Getenv("MCGO_REQUIRE_PYTHON") == "1" {
-			t.Fatal(msg)
+	py, env, required, err := testcluster.Python()
+	if err != nil {
+		if required {
+			t.Fatal(err)
 		}
-		t.Skip(msg)
+		t.Skip(err)
 	}
 	return py, env
 }
