@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mooncake-go/mooncake-go/hostcache"
-	"github.com/mooncake-go/mooncake-go/internal/testcluster"
 	"github.com/mooncake-go/mooncake-go/mooncake"
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
@@ -31,20 +30,8 @@ type peer struct {
 	out *bufio.Scanner
 }
 
-func python(t *testing.T) (string, []string) {
-	t.Helper()
-	py, env, required, err := testcluster.Python()
-	if err != nil {
-		if required {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	return py, env
-}
-
 func startPeer(t *testing.T) *peer {
-	py, env := python(t)
+	py, env := mooncaketest.Python(t)
 	_, file, _, _ := runtime.Caller(0)
 	script := filepath.Join(filepath.Dir(file), "..", "scripts", "interop_peer.py")
 	cmd := exec.Command(py, script)

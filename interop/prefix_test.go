@@ -431,7 +431,7 @@ type prefixPeer struct {
 
 func startPrefixPeer(t *testing.T, clusterEnv []string) *prefixPeer {
 	t.Helper()
-	py, env := python(t)
+	py, env := mooncaketest.Python(t)
 	_, file, _, _ := runtime.Caller(0)
 	cmd := exec.Command(py, filepath.Join(filepath.Dir(file), "..", "scripts", "prefix_peer.py"))
 	cmd.Env = append(env, clusterEnv...)

@@ -55,7 +55,7 @@ func (p *tePeer) do(req map[string]any) map[string]any {
 // registered memory, byte for byte, and a notification crosses.
 func TestTransferEngineInterop(t *testing.T) {
 	mooncaketest.RequireNative(t)
-	py, env := python(t)
+	py, env := mooncaketest.Python(t)
 	probe := exec.Command(py, "-c", "import mooncake.engine")
 	probe.Env = env
 	if out, err := probe.CombinedOutput(); err != nil {

@@ -123,26 +123,11 @@ func TestPayloadBytesMatchEncoder(t *testing.T) {
 	}
 }
 
-// python finds upstream's Python client as the interop tests do
-// (MCGO_PYTHON, MCGO_PYTHONPATH); without it the test is skipped, or fails
-// where it is required (MCGO_REQUIRE_PYTHON=1).
-func python(t *testing.T) (string, []string) {
-	t.Helper()
-	py, env, required, err := testcluster.Python()
-	if err != nil {
-		if required {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	return py, env
-}
-
 // runPython runs ops with upstream's Python client (scripts/kvevents_peer.py)
 // against the master env names, and returns their results.
 func runPython(t *testing.T, env []string, ops ...[]any) []any {
 	t.Helper()
-	py, penv := python(t)
+	py, penv := mooncaketest.Python(t)
 	_, file, _, _ := runtime.Caller(0)
 	script := filepath.Join(filepath.Dir(file), "..", "..", "scripts", "kvevents_peer.py")
 	js, _ := json.Marshal(ops)
@@ -180,7 +165,7 @@ func TestPythonClientPublishes(t *testing.T) {
 	mooncaketest.RequireNative(t)
 	c := mooncaketest.NewCluster(t)
 	ep := c.KVEvents(t)
-	python(t)
+	mooncaketest.Python(t)
 	st := c.Open(t)
 	col, sub, from := live(t, st, ep)
 	k := func(n string) string { return mooncaketest.Key(t, n) }
