@@ -377,6 +377,11 @@ func (q *combQueue) bytesOf(k combKind, sl *combSlot) uint64 {
 // upstream's client (docs/combining.md, "Staging"). A queue whose staging
 // cannot be had lets its calls go alone.
 func (cb *combiner) stageAll(c *conn) {
+	// A client without a local buffer (a query-only client) has no copying
+	// call that combines (see combinable), so it registers nothing.
+	if uint64(c.cfg.LocalBufferSize) < getSlotMin {
+		return
+	}
 	for k := range combKinds {
 		if !k.copying() {
 			continue

@@ -470,6 +470,12 @@ func TestCombiningConfig(t *testing.T) {
 	release()
 	wg.Wait()
 	assert.EqualValues(t, 3, st.Stats().Op(mooncake.OpIsExist).Combined)
+	assert.Equal(t, 3, mooncake.StagedQueues(st), "staging for the copying get, put and upsert")
+	// A query-only client (no local buffer) combines but registers no staging.
+	q := mooncaketest.NewCluster(t).Open(t, func(c *mooncake.Config) { c.LocalBufferSize, c.GlobalSegmentSize = 0, 0 })
+	assert.Zero(t, mooncake.StagedQueues(q), "a query-only client's staging")
+	_, err = q.IsExist(mooncaketest.Key(t, "q"))
+	require.NoError(t, err)
 	// Off: nothing queues (HoldCombining would find no queue).
 	off := mooncaketest.NewCluster(t).Open(t, combiningOff)
 	_, err = off.IsExist(mooncaketest.Key(t, "k"))

@@ -29,3 +29,16 @@ func HoldCombining(st *Store, op Op) (queued func() int, release func()) {
 	}
 	return q.Queued, q.Release
 }
+
+// StagedQueues counts st's combining queues that hold registered staging.
+func StagedQueues(st *Store) int {
+	n := 0
+	if cb := st.c().comb; cb != nil {
+		for i := range cb.queues {
+			if cb.queues[i].staged() {
+				n++
+			}
+		}
+	}
+	return n
+}
