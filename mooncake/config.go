@@ -118,7 +118,9 @@ type Config struct {
 	// and a call that overlaps no other makes its single call at once. On
 	// by default (CombiningDefault): measured against real Mooncake it
 	// never lost (docs/benchmarks.md, view 1). With it on, Open registers
-	// 12 MiB of staging for the copying calls; CombiningOff turns it off.
+	// 12 MiB of staging for the copying calls (none when LocalBufferSize is
+	// under 4 KiB: such a client's copying calls never combine);
+	// CombiningOff turns it off.
 	// The binding's own setting, not in upstream's configuration file.
 	Combining CombiningMode `json:"-"`
 }
