@@ -37,14 +37,17 @@ import (
 // With MCGO_SOAK_HA=etcd (make soak-ha) the same clients run on an HA group
 // instead: two masters electing their leader in etcd (oplog on), clients on
 // etcd:// for the master and etcd metadata, and every MCGO_SOAK_FAILOVER the
-// leader is SIGKILLed and started again as a standby. No client process is
+// leader is SIGKILLed and started again as a standby. MCGO_SOAK_HA=redis
+// (make soak-ha SOAK_HA=redis) does the same on Redis (snapshot restore,
+// Redis metadata), where a failover forgets every object: the model's
+// rollbacks allow exactly that. No client process is
 // restarted there: a writer's puts may land in another client's segment
 // while its own is not yet remounted at the new leader, and leave with that
 // client (docs/ha.md), which the model would count as lost.
 //
 //	MCGO_SOAK_DURATION  how long (required: the test is skipped without it)
 //	MCGO_SOAK_RESTART   restart interval (default 1m)
-//	MCGO_SOAK_HA        "etcd": the HA cluster above
+//	MCGO_SOAK_HA        "etcd" or "redis": the HA cluster above
 //	MCGO_SOAK_FAILOVER  failover interval on the HA cluster (default 1m)
 //	MCGO_SOAK_REPORT    where the Markdown report goes (default build/soak/report-<time>.md)
 //	MCGO_PYTHONPATH     where upstream's mooncake package is (required)
@@ -143,7 +146,7 @@ func childMain() int {
 		}
 	}()
 	prefix := os.Getenv(childEnv)
-	PutAfterRemoveMayDrop = os.Getenv("MCGO_SOAK_HA") != ""
+	PutAfterRemoveMayDrop = os.Getenv("MCGO_SOAK_HA") == "etcd"
 	c := &cluster{master: os.Getenv("MCGO_SOAK_MASTER"), meta: os.Getenv("MCGO_SOAK_META"), clusterID: os.Getenv("MCGO_SOAK_CLUSTER_ID")}
 	// On an HA cluster no master may lead for a few seconds (a failover):
 	// Open fails then, and a new client retries as a service would.
@@ -239,8 +242,8 @@ func startChild(t *testing.T, kind string, gen int, cl *cluster, logDir string) 
 			py = "python3"
 		}
 		args := []string{"../../scripts/soak_python.py", "--prefix", c.prefix, "--cross-prefix", "soak/go/w0/p", "--seed", strconv.Itoa(gen + 1)}
-		if cl.etcd != nil {
-			args = append(args, "--ha")
+		if cl.backend == "etcd" {
+			args = append(args, "--oplog")
 		}
 		c.cmd = exec.Command(py, args...)
 		env = append(env, "PYTHONPATH="+os.Getenv("MCGO_PYTHONPATH"))
@@ -374,7 +377,8 @@ func procStatus(field string) uint64 {
 type cluster struct {
 	master, meta, clusterID string
 	masters                 []*testcluster.Master
-	etcd                    *testcluster.Server
+	backend                 string              // the HA group's election backend ("etcd", "redis"), or ""
+	server                  *testcluster.Server // its server
 }
 
 const soakClusterID = "mcgo-soak"
@@ -393,13 +397,20 @@ func startSingle(logDir string) (*cluster, error) {
 	return &cluster{master: m.Addr(), meta: m.MetadataURL(), masters: []*testcluster.Master{m}}, nil
 }
 
-func startHA(logDir string) (*cluster, error) {
-	etcd, err := testcluster.StartEtcd(logDir)
+// startHA starts backend's server (etcd or Redis) and two masters
+// electing their leader in it; clients use it for the master and for the
+// transfer engine's metadata. On etcd the standby follows the oplog; on
+// Redis a new leader restores a snapshot, and the masters take none, so a
+// failover there forgets every object (docs/ha.md).
+func startHA(logDir, backend string) (*cluster, error) {
+	start := map[string]func(string) (*testcluster.Server, error){"etcd": testcluster.StartEtcd, "redis": testcluster.StartRedis}[backend]
+	server, err := start(logDir)
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{master: "etcd://" + etcd.Addr(), meta: "etcd://" + etcd.Addr(), clusterID: soakClusterID, etcd: etcd}
-	ha := &testcluster.HA{Backend: "etcd", Connstring: etcd.Addr(), ClusterID: soakClusterID}
+	url := backend + "://" + server.Addr()
+	c := &cluster{master: url, meta: url, clusterID: soakClusterID, backend: backend, server: server}
+	ha := &testcluster.HA{Backend: backend, Connstring: server.Addr(), ClusterID: soakClusterID, SnapshotDir: filepath.Join(logDir, "snapshots")}
 	for i := 0; i < 2; i++ {
 		m, err := testcluster.Start(testcluster.Options{LogDir: logDir, Quiet: true, Lease: "1000", HA: ha, LogName: fmt.Sprintf("master-%d.log", i)})
 		if err != nil {
@@ -428,8 +439,8 @@ func (c *cluster) stop() {
 	for _, m := range c.masters {
 		m.Stop()
 	}
-	if c.etcd != nil {
-		c.etcd.Stop()
+	if c.server != nil {
+		c.server.Stop()
 	}
 }
 
@@ -530,9 +541,10 @@ func TestSoak(t *testing.T) {
 	failoverEvery := time.Minute
 	switch ha {
 	case "":
-	case "etcd":
-		if caps := mooncake.Backend().Capabilities; !caps.MasterEtcd || !caps.MetadataEtcd {
-			t.Fatalf("the HA soak needs an upstream built with STORE_USE_ETCD and USE_ETCD (Capabilities: %v)", caps)
+	case "etcd", "redis":
+		caps := mooncake.Backend().Capabilities
+		if has := map[string]bool{"etcd": caps.MasterEtcd && caps.MetadataEtcd, "redis": caps.MasterRedis && caps.MetadataRedis}[ha]; !has {
+			t.Fatalf("the HA soak on %s needs an upstream built with its HA master and metadata (STORE_USE_ETCD and USE_ETCD, or STORE_USE_REDIS and USE_REDIS; Capabilities: %v)", ha, caps)
 		}
 		if s := os.Getenv("MCGO_SOAK_FAILOVER"); s != "" {
 			if failoverEvery, err = time.ParseDuration(s); err != nil {
@@ -540,10 +552,7 @@ func TestSoak(t *testing.T) {
 			}
 		}
 	default:
-		// A Redis group's new leader restores only a snapshot: objects put
-		// since are gone (docs/ha.md), which this soak's model would count
-		// as lost writes.
-		t.Fatalf("MCGO_SOAK_HA=%q: the HA soak runs on etcd", ha)
+		t.Fatalf("MCGO_SOAK_HA=%q: the HA soak runs on etcd or redis", ha)
 	}
 	stamp := time.Now().UTC().Format("20060102-150405")
 	logDir := filepath.Join("../../build/soak", stamp)
@@ -555,12 +564,13 @@ func TestSoak(t *testing.T) {
 	if f, err := os.Create(filepath.Join(logDir, "go-main.log")); err == nil {
 		_ = syscall.Dup3(int(f.Fd()), 2, 0)
 	}
-	startCluster := startSingle
+	var cl *cluster
 	if ha != "" {
-		startCluster = startHA
-		PutAfterRemoveMayDrop = true
+		cl, err = startHA(logDir, ha)
+		PutAfterRemoveMayDrop = ha == "etcd" // the oplog's pending removes
+	} else {
+		cl, err = startSingle(logDir)
 	}
-	cl, err := startCluster(logDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -754,7 +764,10 @@ func TestSoak(t *testing.T) {
 	fmt.Fprintf(&b, "# Soak\n\n")
 	where := "one loopback master (TCP, HTTP metadata)"
 	if ha != "" {
-		where = "an HA group of two loopback masters electing their leader in etcd (oplog on; TCP, etcd metadata)"
+		where = map[string]string{
+			"etcd":  "an HA group of two loopback masters electing their leader in etcd (oplog on; TCP, etcd metadata)",
+			"redis": "an HA group of two loopback masters electing their leader in Redis (snapshot restore, no snapshot taken: a failover forgets every object; TCP, Redis metadata)",
+		}[ha]
 	}
 	fmt.Fprintf(&b, "`%s`: %v against upstream at the pinned commit on %s, measured %s UTC.\n",
 		cmdLine(), elapsed.Round(time.Second), where, time.Now().UTC().Format("2006-01-02 15:04"))
@@ -803,11 +816,16 @@ func TestSoak(t *testing.T) {
 	if ha != "" {
 		fmt.Fprintf(&b, "A read of a key last certain before a failover's window closed (%v after the long-lived client's first put and get at the new leader)\n", failoverSettle)
 		fmt.Fprintf(&b, "that finds an earlier state (an older version, or not found) is a rollback, not a loss:\n")
-		fmt.Fprintf(&b, "the leader acknowledges a write before its oplog entry is durable in etcd, and drops the entry when its queue is full\n")
-		fmt.Fprintf(&b, "(the leaders logged %d `PutEnd: OpLog queue failed` warnings; docs/ha.md).\n", cl.grep("OpLog queue failed"))
-		fmt.Fprintf(&b, "A put of a key its writer removed before, acknowledged and then read back missing, is counted apart: with the oplog,\n")
-		fmt.Fprintf(&b, "a removed object's metadata stays until the remove is durable, the master answers a put meanwhile OBJECT_ALREADY_EXISTS,\n")
-		fmt.Fprintf(&b, "and upstream's client reports that as success (docs/ha.md).\n")
+		if ha == "etcd" {
+			fmt.Fprintf(&b, "the leader acknowledges a write before its oplog entry is durable in etcd, and drops the entry when its queue is full\n")
+			fmt.Fprintf(&b, "(the leaders logged %d `PutEnd: OpLog queue failed` warnings; docs/ha.md).\n", cl.grep("OpLog queue failed"))
+			fmt.Fprintf(&b, "A put of a key its writer removed before, acknowledged and then read back missing, is counted apart: with the oplog,\n")
+			fmt.Fprintf(&b, "a removed object's metadata stays until the remove is durable, the master answers a put meanwhile OBJECT_ALREADY_EXISTS,\n")
+			fmt.Fprintf(&b, "and upstream's client reports that as success (docs/ha.md).\n")
+		} else {
+			fmt.Fprintf(&b, "on Redis nothing replicates the objects' metadata, so a new leader starts with none: every object put before\n")
+			fmt.Fprintf(&b, "a failover reads as not found after it (docs/ha.md).\n")
+		}
 	}
 	fmt.Fprintf(&b, "\nThe long-lived Go client's process (samples every 5 s; warm-up %v):\n\n", samples[warm].at.Round(time.Second))
 	fmt.Fprintf(&b, "| | after the warm-up | half-way | end | max |\n|---|---|---|---|---|\n")

@@ -70,8 +70,10 @@ func TestModel(t *testing.T) {
 	if e.next() != 3 {
 		t.Fatalf("next %d, want 3", e.next())
 	}
-	if e.verdict(3) != lost {
+	if c := e; c.verdict(3) != lost {
 		t.Error("version 3 accepted; it was never written")
+	} else if c.verdict(3) != held || c.verdict(0) != lost {
+		t.Error("a lost write is not counted once: what was read did not become certain")
 	}
 	if e.verdict(2) != held {
 		t.Error("version 2 refused")
