@@ -190,6 +190,10 @@ test-native: native
 	@if [ -n "$(MOONCAKE_PYTHONPATH)" ]; then \
 	  $(MAKE) --no-print-directory soak-native SOAK_DURATION=75s SOAK_RESTART=20s SOAK_REPORT=; \
 	else echo "test-native: no short soak (it needs upstream's Python client: MOONCAKE_PYTHONPATH)"; fi
+	@set -e; for b in ETCD REDIS; do \
+	  if ! grep -q "STORE_USE_$$b=ON" $(NATIVE_DIR).configure.log; then echo "test-native: no HA soak on $$b (upstream built without STORE_USE_$$b)"; \
+	  elif [ -z "$(MOONCAKE_PYTHONPATH)" ]; then echo "test-native: no HA soak on $$b (it needs upstream's Python client: MOONCAKE_PYTHONPATH)"; \
+	  else $(MAKE) --no-print-directory soak-ha SOAK_HA=$$(echo $$b | tr A-Z a-z) SOAK_DURATION=$(HA_SOAK_DURATION) SOAK_REPORT=; fi; done
 
 # Fault tests: each starts its own master (internal/testcluster) and kills,
 # restarts or cuts off part of the cluster by PID (docs/faults.md).
@@ -241,6 +245,8 @@ soak-native: native
 # MCGO_REDIS_BIN).
 SOAK_FAILOVER ?= 1m
 SOAK_HA       ?= etcd
+# test-native's HA soaks, one on each backend the build has (3 failovers each).
+HA_SOAK_DURATION ?= 4m
 soak-ha: native
 	$(NEED_PYTHON)
 	$(SOAK_RUN) MCGO_SOAK_HA=$(SOAK_HA) MCGO_SOAK_FAILOVER=$(SOAK_FAILOVER) \
