@@ -31,6 +31,18 @@ type Server struct {
 // Addr is the server's client address, 127.0.0.1:port.
 func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
 
+// StartBackend starts the server of an HA backend by its name, "etcd"
+// (StartEtcd) or "redis" (StartRedis).
+func StartBackend(backend, dir string) (*Server, error) {
+	switch backend {
+	case "etcd":
+		return StartEtcd(dir)
+	case "redis":
+		return StartRedis(dir)
+	}
+	return nil, fmt.Errorf("testcluster: no HA backend %q (etcd or redis)", backend)
+}
+
 // StartEtcd starts a one-member etcd cluster ($MCGO_ETCD_BIN, or etcd on
 // PATH) with its data under dir.
 func StartEtcd(dir string) (*Server, error) {

@@ -71,8 +71,7 @@ type metaStore struct {
 func startMetaStore(t *testing.T, backend string) metaStore {
 	t.Helper()
 	requireMetadata(t, backend)
-	start := map[string]func(string) (*testcluster.Server, error){"etcd": testcluster.StartEtcd, "redis": testcluster.StartRedis}[backend]
-	return metaStore{backend: backend, srv: startServer(t, start)}
+	return metaStore{backend: backend, srv: startServer(t, backend)}
 }
 
 func (m metaStore) url() string { return m.backend + "://" + m.srv.Addr() }

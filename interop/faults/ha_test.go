@@ -45,9 +45,9 @@ func requireHA(t *testing.T, backend string) {
 
 // startServer starts etcd or Redis for the test, or skips (fails with
 // MCGO_REQUIRE_HA=1) when it is not installed.
-func startServer(t *testing.T, start func(dir string) (*testcluster.Server, error)) *testcluster.Server {
+func startServer(t *testing.T, backend string) *testcluster.Server {
 	t.Helper()
-	s, err := start(t.TempDir())
+	s, err := testcluster.StartBackend(backend, t.TempDir())
 	if err != nil {
 		unavailable(t, err)
 	}
@@ -96,8 +96,7 @@ func startHA(t *testing.T, backend string) (*testcluster.Server, []*testcluster.
 	t.Helper()
 	requireHA(t, backend)
 	began := time.Now()
-	start := map[string]func(string) (*testcluster.Server, error){"etcd": testcluster.StartEtcd, "redis": testcluster.StartRedis}[backend]
-	server := startServer(t, start)
+	server := startServer(t, backend)
 	// The cluster id is process-wide (Config.ClusterID), so every HA test
 	// of this process uses the same one, each on its own server.
 	ha := &testcluster.HA{Backend: backend, Connstring: server.Addr(), ClusterID: haClusterID, SnapshotDir: t.TempDir()}
@@ -405,7 +404,7 @@ func roundTrip(a *transfer.Engine, am *hostmem.Memory, seg *transfer.Segment, fi
 // etcd restarts, a new engine opens and is found again within a bound.
 func TestEngineEtcdMetadata(t *testing.T) {
 	requireMetadata(t, "etcd")
-	etcd := startServer(t, testcluster.StartEtcd)
+	etcd := startServer(t, "etcd")
 	for _, meta := range []string{"etcd://" + etcd.Addr(), etcd.Addr()} {
 		a, am := openEngine(t, meta)
 		b, _ := openEngine(t, meta)
@@ -466,7 +465,7 @@ func TestEngineEtcdMetadata(t *testing.T) {
 	}
 	// Upstream keeps one etcd metadata client per process: an engine on
 	// other etcd endpoints is refused while these are open.
-	other := startServer(t, testcluster.StartEtcd)
+	other := startServer(t, "etcd")
 	e, err := transfer.Open(transfer.Config{MetadataServer: "etcd://" + other.Addr(), LocalServerName: "127.0.0.1:1", Protocol: "tcp"})
 	if err == nil {
 		_ = e.Close()

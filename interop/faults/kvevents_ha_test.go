@@ -67,8 +67,7 @@ func (l *eventLog) wait(t *testing.T, d time.Duration, what string, ok func([]kv
 
 func testHAKVEventsFollowLeader(t *testing.T, backend string) {
 	requireHA(t, backend)
-	start := map[string]func(string) (*testcluster.Server, error){"etcd": testcluster.StartEtcd, "redis": testcluster.StartRedis}[backend]
-	server := startServer(t, start)
+	server := startServer(t, backend)
 	ha := &testcluster.HA{Backend: backend, Connstring: server.Addr(), ClusterID: haClusterID, SnapshotDir: t.TempDir()}
 	var ms []*testcluster.Master
 	pubOf := map[string]string{}

@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mooncake-go/mooncake-go/internal/testcluster"
 )
 
 // TestTwoGoRuntimes pins what a Go service relies on while upstream's etcd
@@ -32,7 +31,7 @@ import (
 // recoverable panic, profiles with SIGPROF and collects garbage.
 func TestTwoGoRuntimes(t *testing.T) {
 	requireMetadata(t, "etcd")
-	etcd := startServer(t, testcluster.StartEtcd)
+	etcd := startServer(t, "etcd")
 	a, am := openEngine(t, "etcd://"+etcd.Addr())
 	b, _ := openEngine(t, "etcd://"+etcd.Addr())
 	maps, err := os.ReadFile("/proc/self/maps")

@@ -403,8 +403,7 @@ func startSingle(logDir string) (*cluster, error) {
 // Redis a new leader restores a snapshot, and the masters take none, so a
 // failover there forgets every object (docs/ha.md).
 func startHA(logDir, backend string) (*cluster, error) {
-	start := map[string]func(string) (*testcluster.Server, error){"etcd": testcluster.StartEtcd, "redis": testcluster.StartRedis}[backend]
-	server, err := start(logDir)
+	server, err := testcluster.StartBackend(backend, logDir)
 	if err != nil {
 		return nil, err
 	}
