@@ -19,7 +19,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
 )
 
 // TestTwoGoRuntimes pins what a Go service relies on while upstream's etcd
