@@ -159,6 +159,14 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 	h := s.c().handle
 	a, sz, o := bufs.Addrs, bufs.Sizes, bufs.Offsets
 	t0 := now()
+	write := op != OpBatchGetInto && op != OpBatchGetIntoMultiBuffers
+	bound := s.c().writes
+	if !write {
+		bound = nil
+	}
+	if bound != nil {
+		bound <- struct{}{} // a channel's blocked senders go in arrival order
+	}
 	var rc int32
 	switch op {
 	case OpBatchPutFrom:
@@ -174,10 +182,13 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 	default:
 		rc = h.BatchGetIntoMultiBuffers(k.Buf, k.Offsets, a, sz, o, s.policy.PreferAllocInSameNode, res)
 	}
-	if op == OpBatchGetInto || op == OpBatchGetIntoMultiBuffers {
-		s.c().stats.batch(op, t0, rc, res, nil)
-	} else {
+	if bound != nil {
+		<-bound
+	}
+	if write {
 		s.c().stats.batch(op, t0, rc, res, &bufs)
+	} else {
+		s.c().stats.batch(op, t0, rc, res, nil)
 	}
 	s.c().gate.Leave()
 	return batchResult(op, k, rc, res)

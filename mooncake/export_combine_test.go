@@ -42,3 +42,17 @@ func StagedQueues(st *Store) int {
 	}
 	return n
 }
+
+// HoldBatchWrites takes n of st's batch-write slots (Config.BatchWrites),
+// as n batch writes in upstream would; release gives them back.
+func HoldBatchWrites(st *Store, n int) (release func()) {
+	w := st.c().writes
+	for i := 0; i < n; i++ {
+		w <- struct{}{}
+	}
+	return func() {
+		for i := 0; i < n; i++ {
+			<-w
+		}
+	}
+}
