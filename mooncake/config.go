@@ -130,8 +130,9 @@ type Config struct {
 	// arrival order, and their latency in Stats includes the wait. 0 (the
 	// default) sets no bound. Upstream's client and master do less per
 	// second with many batch puts in flight than with a few: 64 goroutines
-	// each putting 1,024 x 4 KiB objects moved 65-72k keys/s unbounded and
-	// 96-99k with 2-4 in flight, with a p99 3x lower (docs/combining.md).
+	// each putting 1,024 x 4 KiB objects moved 56-72k keys/s unbounded and
+	// 81-99k with 2-4 in flight (docs/combining.md); 4 suits a service that
+	// puts large batches from many goroutines.
 	// Reads do not degrade that way and are never bounded. The binding's
 	// own setting, not in upstream's configuration file.
 	BatchWrites int `json:"-"`
