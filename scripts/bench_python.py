@@ -288,17 +288,18 @@ class CaseRun:
         return f"{self.prefix}{ns}{gen:04d}-{i:012d}"
 
     def remove_gen(self, page):
-        """Removes the current generation by its keys, as mcbench does
-        (caseRun.removeGen): remove_by_regex runs std::regex over every key
-        in the master, which at 64 callers took most of the machine."""
-        if not hasattr(self.st, "batch_remove"):  # an upstream without it
+        """Removes the current generation as mcbench does (caseRun.removeGen):
+        plain keys by their keys (remove_by_regex runs std::regex over every
+        key in the master, which at 64 callers took most of the machine), page
+        keys by their prefix (the HiCache backend stores a page under keys it
+        derives from the page key)."""
+        if page or not hasattr(self.st, "batch_remove"):
             rc = self.st.remove_by_regex(f"^{self.prefix}w{self.gen:04d}-", True)
             if rc < 0:
                 raise RuntimeError(f"remove_by_regex: {rc}")
             return
-        mk = self.page_key if page else self.key
         for lo in range(0, self.next_id, REMOVE_CHUNK):
-            self.st.batch_remove([mk("w", self.gen, i) for i in range(lo, min(lo + REMOVE_CHUNK, self.next_id))], True)
+            self.st.batch_remove([self.key("w", self.gen, i) for i in range(lo, min(lo + REMOVE_CHUNK, self.next_id))], True)
 
     def page_key(self, ns, gen, i):
         return f"{self.prefix}{ns}{gen:04d}-{i:045d}"

@@ -93,21 +93,24 @@ func (cr *caseRun) fresh(dst []string, n int, reqBytes int64, page bool) ([]stri
 // removeChunk is how many keys one batch remove of a generation carries.
 const removeChunk = 4096
 
-// removeGen removes the current generation of fresh keys by its keys, in
-// batch removes. Not by a pattern: upstream's RemoveByRegex runs std::regex
+// removeGen removes the current generation of fresh keys. Plain keys go by
+// their keys, in batch removes: upstream's RemoveByRegex runs std::regex
 // over every key the master holds, and with many callers (each removing
 // its share of -gen-bytes) that took most of the machine and set the pace
-// of the write cases (docs/benchmarks.md). Keys that are absent (a failed
-// put) are no error here.
+// of the write cases (docs/combining.md). Page keys (the HiCache cases) go
+// by their prefix: the backend stores each page under keys it derives from
+// the page key (suffixes per rank and per K/V), which the page key alone
+// does not name. Keys that are absent (a failed put) are no error here.
 func (cr *caseRun) removeGen(page bool) error {
+	if page {
+		pat := "^" + regexp.QuoteMeta(fmt.Sprintf("%s-%03d-w%04d-", cr.run, cr.idx, cr.gen))
+		_, err := cr.st.RemoveByRegex(pat, true)
+		return err
+	}
 	for lo := 0; lo < cr.nextID; lo += removeChunk {
 		cr.rmKeys.Reset()
 		for id := lo; id < min(lo+removeChunk, cr.nextID); id++ {
-			if page {
-				cr.rmKeys.Append(cr.pageKey('w', cr.gen, id))
-			} else {
-				cr.rmKeys.Append(cr.key('w', cr.gen, id))
-			}
+			cr.rmKeys.Append(cr.key('w', cr.gen, id))
 		}
 		var err error
 		var per *mooncake.BatchError

@@ -9,8 +9,9 @@ import (
 )
 
 // TestFreshRemovesGenerations: fresh removes the previous generation of
-// fresh keys (by its keys, removeGen) once the next write would pass the
-// caller's share of -gen-bytes, plain and page keys alike; a key whose put
+// fresh keys (removeGen) once the next write would pass the caller's share
+// of -gen-bytes: plain keys by their keys, page keys with every key the
+// HiCache backend derives from them (a suffix here); a key whose put
 // failed (absent) does not fail the removal.
 func TestFreshRemovesGenerations(t *testing.T) {
 	st := mooncaketest.Open(t)
@@ -23,12 +24,16 @@ func TestFreshRemovesGenerations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			stored := keys[0]
+			if page {
+				stored += "_0_k" // as the backend stores a page
+			}
 			if i < 2 { // the third stays unwritten: a failed put
-				if err := st.Put(keys[0], []byte("v")); err != nil {
+				if err := st.Put(stored, []byte("v")); err != nil {
 					t.Fatal(err)
 				}
 			}
-			first = append(first, keys[0])
+			first = append(first, stored)
 		}
 		next, err := cr.fresh(nil, 1, 4096, page)
 		if err != nil {
