@@ -146,7 +146,8 @@ func isMulti(op Op) bool {
 // batchPacked makes the one cgo call of a zero-copy batch whose keys and
 // buffers were checked.
 func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
-	if op != OpBatchGetInto && op != OpBatchGetIntoMultiBuffers && s.policyError() != nil {
+	write := op != OpBatchGetInto && op != OpBatchGetIntoMultiBuffers
+	if write && s.policyError() != nil {
 		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: s.policyError()}
 	}
 	res := resultsFor(results, k.Len())
@@ -159,10 +160,9 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 	h := s.c().handle
 	a, sz, o := bufs.Addrs, bufs.Sizes, bufs.Offsets
 	t0 := now()
-	write := op != OpBatchGetInto && op != OpBatchGetIntoMultiBuffers
-	bound := s.c().writes
-	if !write {
-		bound = nil
+	var bound chan struct{} // Config.BatchWrites' slots: writes only
+	if write {
+		bound = s.c().writes
 	}
 	if bound != nil {
 		bound <- struct{}{} // a channel's blocked senders go in arrival order

@@ -264,6 +264,20 @@ struct Bench {
   }
 };
 
+// Packed keys, as the binding passes them: bytes back to back and n+1 offsets.
+struct Packed {
+  std::string bytes;
+  std::vector<uint64_t> offs;
+  void pack(const std::vector<std::string> &keys, size_t lo, size_t n) {
+    bytes.clear();
+    offs.assign(1, 0);
+    for (size_t i = lo; i < lo + n; i++) {
+      bytes += keys[i];
+      offs.push_back(bytes.size());
+    }
+  }
+};
+
 struct CaseRun {
   Bench *b;
   const Case &c;
@@ -292,19 +306,16 @@ struct CaseRun {
   // (caseRun.removeGen): a pattern would make the master run std::regex
   // over every key it holds, which at 64 callers took most of the machine.
   void remove_gen() {
-    std::string bytes;
-    std::vector<uint64_t> offs;
+    std::vector<std::string> keys;
+    Packed pk;
     std::vector<int64_t> res;
     for (long lo = 0; lo < next_id; lo += kRemoveChunk) {
       long hi = std::min(next_id, lo + kRemoveChunk);
-      bytes.clear();
-      offs.assign(1, 0);
-      for (long id = lo; id < hi; id++) {
-        bytes += key('w', gen, id);
-        offs.push_back(bytes.size());
-      }
-      res.resize(hi - lo);
-      mcgo_store_batch_remove(b->st, bytes.data(), offs.data(), hi - lo, 1, res.data());
+      keys.clear();
+      for (long id = lo; id < hi; id++) keys.push_back(key('w', gen, id));
+      pk.pack(keys, 0, keys.size());
+      res.resize(keys.size());
+      mcgo_store_batch_remove(b->st, pk.bytes.data(), pk.offs.data(), keys.size(), 1, res.data());
     }
   }
   static constexpr long kRemoveChunk = 4096;
@@ -351,19 +362,6 @@ struct CaseRun {
   bool entered = false;  // the caller reached its group's start
 };
 
-// Packed keys, as the binding passes them: bytes back to back and n+1 offsets.
-struct Packed {
-  std::string bytes;
-  std::vector<uint64_t> offs;
-  void pack(const std::vector<std::string> &keys, size_t lo, size_t n) {
-    bytes.clear();
-    offs.assign(1, 0);
-    for (size_t i = lo; i < lo + n; i++) {
-      bytes += keys[i];
-      offs.push_back(bytes.size());
-    }
-  }
-};
 
 // A combining twin is not a case of the floor: the C ABI makes each call
 // as it is asked, and the report holds the twin against the floor's run of
