@@ -160,12 +160,12 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 	h := s.c().handle
 	a, sz, o := bufs.Addrs, bufs.Sizes, bufs.Offsets
 	t0 := now()
-	var bound chan struct{} // Config.BatchWrites' slots: writes only
+	var bound *writeBudget // Config.BatchWriteKeys: writes only
 	if write {
 		bound = s.c().writes
 	}
 	if bound != nil {
-		bound <- struct{}{} // a channel's blocked senders go in arrival order
+		bound.acquire(k.Len())
 	}
 	var rc int32
 	switch op {
@@ -183,7 +183,7 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 		rc = h.BatchGetIntoMultiBuffers(k.Buf, k.Offsets, a, sz, o, s.policy.PreferAllocInSameNode, res)
 	}
 	if bound != nil {
-		<-bound
+		bound.release(k.Len())
 	}
 	if write {
 		s.c().stats.batch(op, t0, rc, res, &bufs)

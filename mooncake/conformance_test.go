@@ -17,14 +17,14 @@ func TestConformance(t *testing.T) {
 }
 
 // TestConformanceCombiningOff runs the suite with combining off (the
-// default, above, has it on) and batch writes one at a time
-// (Config.BatchWrites; the default sets no bound): every answer must be
-// the same.
+// default, above, has it on) and batch writes one at a time (a budget of
+// one key, Config.BatchWriteKeys, lets every batch write in alone): every
+// answer must be the same.
 func TestConformanceCombiningOff(t *testing.T) {
 	mooncaketest.RunConformance(t, func(tb testing.TB) *mooncaketest.Cluster {
 		return mooncaketest.NewCluster(tb).With(func(c *mooncake.Config) {
 			c.Combining = mooncake.CombiningOff
-			c.BatchWrites = 1
+			c.BatchWriteKeys = 1
 		})
 	})
 }

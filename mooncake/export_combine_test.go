@@ -43,16 +43,20 @@ func StagedQueues(st *Store) int {
 	return n
 }
 
-// HoldBatchWrites takes n of st's batch-write slots (Config.BatchWrites),
-// as n batch writes in upstream would; release gives them back.
-func HoldBatchWrites(st *Store, n int) (release func()) {
+// HoldBatchWriteKeys takes n keys of st's batch-write budget
+// (Config.BatchWriteKeys), as batch writes of n keys in upstream would;
+// release gives them back.
+func HoldBatchWriteKeys(st *Store, n int) (release func()) {
 	w := st.c().writes
-	for i := 0; i < n; i++ {
-		w <- struct{}{}
+	w.acquire(n)
+	return func() { w.release(n) }
+}
+
+// BatchWriteBound is the keys st's batch writes may have in flight (0: no
+// bound).
+func BatchWriteBound(st *Store) int {
+	if w := st.c().writes; w != nil {
+		return w.max
 	}
-	return func() {
-		for i := 0; i < n; i++ {
-			<-w
-		}
-	}
+	return 0
 }

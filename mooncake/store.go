@@ -52,9 +52,9 @@ type conn struct {
 	// comb queues overlapping single-key calls (combine.go); nil when
 	// Config.Combining is off.
 	comb *combiner
-	// writes admits zero-copy batch writes into upstream, Config.BatchWrites
-	// at a time (batchPacked); nil when unbounded.
-	writes chan struct{}
+	// writes admits zero-copy batch writes into upstream, at most
+	// Config.BatchWriteKeys keys at a time (batchPacked); nil when unbounded.
+	writes *writeBudget
 	// getSessions owns each key of a live GetSession (sessions.go).
 	sessMu      sync.Mutex
 	getSessions map[string]*GetSession
@@ -176,8 +176,8 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 	}
 	ok = true
 	s := &Store{conn: &conn{handle: h, cfg: cfg, stats: newStatsTable(), release: release}}
-	if cfg.BatchWrites > 0 {
-		s.conn.writes = make(chan struct{}, cfg.BatchWrites)
+	if n := cfg.batchWriteKeys(); n > 0 {
+		s.conn.writes = newWriteBudget(n)
 	}
 	if cfg.combining() {
 		s.conn.comb = newCombiner(cfg.LocalBufferSize)

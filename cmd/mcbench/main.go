@@ -101,8 +101,8 @@ type options struct {
 	serve     bool
 	ownSeg    bool
 	hashMemo  int
-	// batchWrites is the Go client's Config.BatchWrites (-batch-writes).
-	batchWrites int
+	// batchWriteKeys is the Go client's Config.BatchWriteKeys (-batch-write-keys).
+	batchWriteKeys int
 	// segment and localBuffer are the sizes of -segment and -local-buffer
 	// (the environment's config, when it is used, has its own).
 	segment, localBuffer mooncake.Size
@@ -115,7 +115,7 @@ type options struct {
 // and what this one process does with its results. Every other flag shapes
 // the plan or how it is measured, so it goes into the plan file (-list) and
 // may not be given together with -plan.
-var clientFlags = append([]string{"plan", "list", "serve", "own-segment", "hash-memo", "batch-writes", "json", "cpuprofile", "progress"},
+var clientFlags = append([]string{"plan", "list", "serve", "own-segment", "hash-memo", "batch-write-keys", "json", "cpuprofile", "progress"},
 	cliconfig.ConnectionFlags...)
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -165,7 +165,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.serve, "serve", false, "run cases named on stdin, one per line, and answer each with a JSON line (mcbench drive)")
 	fs.IntVar(&o.hashMemo, "hash-memo", 0, "prefix_lookup: the Go client's hasher remembers this many pages (prefix.HashConfig.MemoPages; mooncake-prefix's -hash-memo); "+
 		"0 hashes every page of every lookup, as the Python counterpart does")
-	fs.IntVar(&o.batchWrites, "batch-writes", 0, "the Go client's Config.BatchWrites: at most this many zero-copy batch writes in upstream at once (0: no bound)")
+	fs.IntVar(&o.batchWriteKeys, "batch-write-keys", 0, "the Go client's Config.BatchWriteKeys: at most this many keys of zero-copy batch writes in upstream at once (0: the default, mooncake.DefaultBatchWriteKeys; negative: no bound)")
 	fs.BoolVar(&o.ownSeg, "own-segment", false, "put every object in this client's own segment (ReplicateConfig.preferred_segments), "+
 		"for runs where several clients are connected")
 	fs.BoolVar(&o.memcpyRef, "memcpy-ref", true, "large-page cases (objects >= 1 MiB) also time a plain copy of the same bytes after their requests")
@@ -315,7 +315,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	// The ordinary cases are the "off" rows beside the combining twins, so
 	// they say so rather than follow the binding's default.
 	cfg.Combining = mooncake.CombiningOff
-	cfg.BatchWrites = o.batchWrites
+	cfg.BatchWriteKeys = o.batchWriteKeys
 	o.cfg, o.source = cfg, string(src)
 	return o, nil
 }
@@ -531,7 +531,7 @@ func (o *options) paramsJSON() map[string]any {
 		"combining": p.Combining, "duration_s": o.duration.Seconds(), "warmup_s": o.warmup.Seconds(),
 		"gen_bytes": o.genBytes, "rwmixread": o.rwmixread, "seed": o.seed,
 		"segment": uint64(o.cfg.GlobalSegmentSize), "local_buffer": uint64(o.cfg.LocalBufferSize),
-		"protocol": o.cfg.Protocol, "master": o.cfg.MasterServerAddress, "batch_writes": o.cfg.BatchWrites,
+		"protocol": o.cfg.Protocol, "master": o.cfg.MasterServerAddress, "batch_write_keys": o.cfg.BatchWriteKeys,
 		"thp": o.thp, "glibc_tunables": os.Getenv("GLIBC_TUNABLES"), "memcpy_ref": refCopyImpl,
 	}
 }
