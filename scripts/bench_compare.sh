@@ -79,7 +79,11 @@ CFLOOR=()
 if [ -n "${MCBENCH_C:-}" ] && [ "$AA" != 1 ]; then
   CFLOOR=(-c "$MCBENCH_C")
 fi
-"$MCBENCH" drive -rounds "$ROUNDS" -repeat "$REPEAT" -out "$OUT" -python "$SECOND" "${CFLOOR[@]}" -- \
+DRIVEFLAGS=()
+if [ "$AA" = 1 ]; then
+  DRIVEFLAGS=(-aa) # the second client is mcbench: its twins run apart too
+fi
+"$MCBENCH" drive -rounds "$ROUNDS" -repeat "$REPEAT" -out "$OUT" -python "$SECOND" "${CFLOOR[@]}" "${DRIVEFLAGS[@]}" -- \
   -master "$MCGO_TEST_MASTER" -metadata "$MCGO_TEST_METADATA" -hostname 127.0.0.1 -protocol tcp "${EXTRA[@]}" \
   2> >(tee "$OUT/drive.log" >&2)
 echo "bench-compare: load after the run: $(load)"

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mooncake-go/mooncake-go/cmd/internal/benchdrive"
@@ -27,6 +28,7 @@ func runDrive(args []string, stdout, stderr io.Writer) error {
 	goBin := fs.String("go", "", "the Go client's command, a binary and its client flags such as -hash-memo (default: this executable)")
 	cBin := fs.String("c", "", "the C floor client's command (cgo/bench/mcbench_c, built by make bench-compare): a third client, "+
 		"after the other two in every pair, for the single-call and raw multi-buffer cases; \"\" for none")
+	aa := fs.Bool("aa", false, "the second client (-python) is an mcbench too (an A/A check): its combining twins run apart as the Go client's do")
 	pyFirst := fs.Bool("python-first", false, "run Python before Go in every round (B A B A; to check that order does not matter)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: mcbench drive [-rounds N] [-out DIR] [-python CMD] -- [mcbench flags: the plan and the cluster]\n\n")
@@ -39,8 +41,8 @@ func runDrive(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.serve || o.list || o.ownSeg || o.jsonPath != "" || o.cpuprof != "" {
-		return errors.New("drive: -serve, -own-segment, -list, -json and -cpuprofile are the drive's business, not flags for its clients")
+	if o.serve || o.list || o.ownSeg || o.jsonPath != "" || o.cpuprof != "" || o.twins != twinsHere {
+		return errors.New("drive: -serve, -own-segment, -list, -json, -cpuprofile and -twins are the drive's business, not flags for its clients")
 	}
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
 		return err
@@ -82,11 +84,24 @@ func runDrive(args []string, stdout, stderr io.Writer) error {
 	if *cBin != "" {
 		cArgv = append(strings.Fields(*cBin), client...)
 	}
-	return benchdrive.Run(benchdrive.Options{
+	d := benchdrive.Options{
 		CArgv:  cArgv,
 		Rounds: *rounds, Repeat: *repeat, OutDir: *outDir, PythonFirst: *pyFirst, Cases: names,
 		GoArgv:     append(goArgv, client...),
 		PythonArgv: append(strings.Fields(*python), client...),
 		Stdout:     stdout, Stderr: stderr,
-	})
+	}
+	// A Go client runs its combining twins in a process of its own, so that
+	// during every other case its process holds one store, as Python's does
+	// (a second store in the process cost the 4-caller batches up to 15%:
+	// docs/combining.md).
+	if slices.ContainsFunc(o.cases, func(c Case) bool { return c.Combining }) {
+		d.GoTwinArgv = slices.Concat(goArgv, client, []string{"-twins", twinsOnly})
+		d.GoArgv = append(d.GoArgv, "-twins", twinsApart)
+		if *aa {
+			d.PythonTwinArgv = slices.Concat(strings.Fields(*python), client, []string{"-twins", twinsOnly})
+			d.PythonArgv = append(d.PythonArgv, "-twins", twinsApart)
+		}
+	}
+	return benchdrive.Run(d)
 }

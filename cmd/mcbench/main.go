@@ -101,6 +101,8 @@ type options struct {
 	serve     bool
 	ownSeg    bool
 	hashMemo  int
+	// twins is where this process runs the combining twins (-twins).
+	twins string
 	// batchWriteKeys is the Go client's Config.BatchWriteKeys (-batch-write-keys).
 	batchWriteKeys int
 	// segment and localBuffer are the sizes of -segment and -local-buffer
@@ -111,11 +113,18 @@ type options struct {
 	connArgs []string
 }
 
+// Where a Go client runs the combining twins (-twins).
+const (
+	twinsHere  = "here"
+	twinsApart = "apart"
+	twinsOnly  = "only"
+)
+
 // clientFlags are the flags that are not part of the plan: which cluster,
 // and what this one process does with its results. Every other flag shapes
 // the plan or how it is measured, so it goes into the plan file (-list) and
 // may not be given together with -plan.
-var clientFlags = append([]string{"plan", "list", "serve", "own-segment", "hash-memo", "batch-write-keys", "json", "cpuprofile", "progress"},
+var clientFlags = append([]string{"plan", "list", "serve", "own-segment", "hash-memo", "batch-write-keys", "twins", "json", "cpuprofile", "progress"},
 	cliconfig.ConnectionFlags...)
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -165,6 +174,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.serve, "serve", false, "run cases named on stdin, one per line, and answer each with a JSON line (mcbench drive)")
 	fs.IntVar(&o.hashMemo, "hash-memo", 0, "prefix_lookup: the Go client's hasher remembers this many pages (prefix.HashConfig.MemoPages; mooncake-prefix's -hash-memo); "+
 		"0 hashes every page of every lookup, as the Python counterpart does")
+	fs.StringVar(&o.twins, "twins", twinsHere, "where the combining twins run: "+twinsHere+" (on a second store in this process), "+
+		twinsApart+" (not here: answered with no results; mcbench drive runs them in a process of its own) or "+
+		twinsOnly+" (only the twins, on this process's one store, opened with combining on)")
 	fs.IntVar(&o.batchWriteKeys, "batch-write-keys", 0, "the Go client's Config.BatchWriteKeys: at most this many keys of zero-copy batch writes in upstream at once (0: the default, mooncake.DefaultBatchWriteKeys; negative: no bound)")
 	fs.BoolVar(&o.ownSeg, "own-segment", false, "put every object in this client's own segment (ReplicateConfig.preferred_segments), "+
 		"for runs where several clients are connected")
@@ -305,6 +317,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if o.prefault != "on" && o.prefault != "off" && o.prefault != "auto" {
 		return nil, errors.New("-prefault must be on, off or auto")
 	}
+	if o.twins != twinsHere && o.twins != twinsApart && o.twins != twinsOnly {
+		return nil, fmt.Errorf("-twins %q: want %s, %s or %s", o.twins, twinsHere, twinsApart, twinsOnly)
+	}
 	if o.rwmixread < 0 || o.rwmixread > 100 {
 		return nil, errors.New("-rwmixread must be within [0, 100]")
 	}
@@ -315,6 +330,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	// The ordinary cases are the "off" rows beside the combining twins, so
 	// they say so rather than follow the binding's default.
 	cfg.Combining = mooncake.CombiningOff
+	if o.twins == twinsOnly {
+		cfg.Combining = mooncake.CombiningOn
+	}
 	cfg.BatchWriteKeys = o.batchWriteKeys
 	o.cfg, o.source = cfg, string(src)
 	return o, nil
@@ -418,7 +436,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	// The combining twins run on a store of their own, opened like the
 	// first (its own segment, prefaulted the same way) with combining on,
 	// up front, so that it connects when the first does.
-	if slices.ContainsFunc(plan, func(c Case) bool { return c.Combining }) {
+	if o.twins == twinsOnly {
+		b.combining = b
+	} else if o.twins == twinsHere && slices.ContainsFunc(plan, func(c Case) bool { return c.Combining }) {
 		cfg := o.cfg
 		cfg.Combining = mooncake.CombiningOn
 		cst, err := mooncake.Open(cfg)
@@ -445,10 +465,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 
 	if o.prefault == "on" || (o.prefault == "auto" && mooncake.Backend().Name != "embedded") {
-		for _, pb := range []*bench{b, b.combining} {
-			if pb == nil {
-				continue
-			}
+		benches := []*bench{b}
+		if b.combining != nil && b.combining != b {
+			benches = append(benches, b.combining)
+		}
+		for _, pb := range benches {
 			which := "the segment"
 			if pb == b.combining {
 				which = "the combining store's segment"
@@ -531,7 +552,7 @@ func (o *options) paramsJSON() map[string]any {
 		"combining": p.Combining, "duration_s": o.duration.Seconds(), "warmup_s": o.warmup.Seconds(),
 		"gen_bytes": o.genBytes, "rwmixread": o.rwmixread, "seed": o.seed,
 		"segment": uint64(o.cfg.GlobalSegmentSize), "local_buffer": uint64(o.cfg.LocalBufferSize),
-		"protocol": o.cfg.Protocol, "master": o.cfg.MasterServerAddress, "batch_write_keys": o.cfg.BatchWriteKeys,
+		"protocol": o.cfg.Protocol, "master": o.cfg.MasterServerAddress, "batch_write_keys": o.cfg.BatchWriteKeys, "twins": o.twins,
 		"thp": o.thp, "glibc_tunables": os.Getenv("GLIBC_TUNABLES"), "memcpy_ref": refCopyImpl,
 	}
 }

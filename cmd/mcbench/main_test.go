@@ -425,3 +425,68 @@ print("\n".join(st.keys))
 		t.Errorf("Python counted %s pages, want 8", lines[0])
 	}
 }
+
+// TestServeTwins: with -twins apart a client answers the combining twins
+// with no results and runs the rest; with -twins only it runs the twins
+// alone, on a store with combining on.
+func TestServeTwins(t *testing.T) {
+	args := clusterArgs(t)
+	var list bytes.Buffer
+	if err := run([]string{"-list", "-quick", "-duration", "10ms", "-warmup", "1ms", "-scenarios", "write_perf"}, &list, &list); err != nil {
+		t.Fatal(err)
+	}
+	planPath := filepath.Join(t.TempDir(), "plan.jsonl")
+	if err := os.WriteFile(planPath, list.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var twin string
+	for _, line := range strings.Split(list.String(), "\n")[1:] {
+		var c Case
+		if json.Unmarshal([]byte(line), &c) == nil && c.Combining {
+			twin = c.Name
+			break
+		}
+	}
+	if twin == "" {
+		t.Fatalf("the quick plan has no twin:\n%s", list.String())
+	}
+	off := strings.TrimSuffix(twin, benchplan.CombiningSuffix)
+	for _, tc := range []struct {
+		twins             string
+		offRuns, twinRuns bool
+	}{{twinsApart, true, false}, {twinsOnly, false, true}} {
+		t.Run(tc.twins, func(t *testing.T) {
+			old := stdin
+			stdin = strings.NewReader(off + "\n" + twin + "\nquit\n")
+			defer func() { stdin = old }()
+			var out, errb bytes.Buffer
+			if err := run(append(args, "-serve", "-own-segment", "-plan", planPath, "-twins", tc.twins), &out, &errb); err != nil {
+				t.Fatalf("serve: %v\n%s", err, errb.String())
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if len(lines) != 3 {
+				t.Fatalf("want a header and 2 replies, got:\n%s", out.String())
+			}
+			for i, want := range []bool{tc.offRuns, tc.twinRuns} {
+				var rep benchplan.ServeReply
+				if err := json.Unmarshal([]byte(lines[i+1]), &rep); err != nil || rep.Error != "" {
+					t.Fatalf("reply %d: %s (%v)", i+1, lines[i+1], err)
+				}
+				if got := len(rep.Results) > 0; got != want {
+					t.Errorf("reply %d: results %v, want results: %v", i+1, rep.Results, want)
+				}
+			}
+		})
+	}
+	// Only the twins' process opens its store with combining on.
+	for mode, want := range map[string]mooncake.CombiningMode{twinsHere: mooncake.CombiningOff, twinsApart: mooncake.CombiningOff,
+		twinsOnly: mooncake.CombiningOn} {
+		o, err := parseFlags(append(args, "-plan", planPath, "-twins", mode), io.Discard)
+		if err != nil || o.cfg.Combining != want {
+			t.Errorf("-twins %s: combining %v (%v), want %v", mode, o.cfg.Combining, err, want)
+		}
+	}
+	if _, err := parseFlags(append(args, "-plan", planPath, "-twins", "elsewhere"), io.Discard); err == nil || !strings.Contains(err.Error(), "-twins") {
+		t.Errorf("-twins elsewhere: %v", err)
+	}
+}

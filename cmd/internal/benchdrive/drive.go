@@ -14,6 +14,10 @@
 // (Python's client and the C floor a combining twin, the C floor most
 // cases) with no results. Every round starts a fresh pair of
 // processes, and the one started first alternates between rounds.
+//
+// A client may run its combining twins (benchplan.CombiningSuffix) in a
+// process of its own (Options.GoTwinArgv, PythonTwinArgv), so that during
+// every other case its process holds one store, as Python's does.
 package benchdrive
 
 import (
@@ -46,10 +50,15 @@ type Options struct {
 	// it runs after the other two on a case, or before them in every other
 	// sample, answers only the cases it has (an empty result list for the
 	// others), and its runs are c-N.json.
-	CArgv          []string
-	PythonFirst    bool     // Python before Go within a round (B A B A), to check that order does not matter
-	Cases          []string // the case names to send, in order
-	Stdout, Stderr io.Writer
+	CArgv []string
+	// GoTwinArgv and PythonTwinArgv, when set, are a second process of the
+	// Go (or second) client that runs that client's combining twins; the
+	// drive sends them the twins' names instead of the client's own
+	// process, and their results go into the client's runs.
+	GoTwinArgv, PythonTwinArgv []string
+	PythonFirst                bool     // Python before Go within a round (B A B A), to check that order does not matter
+	Cases                      []string // the case names to send, in order
+	Stdout, Stderr             io.Writer
 }
 
 // Run drives the clients and writes go-N.json and py-N.json, one per round
@@ -114,6 +123,23 @@ func Run(o Options) error {
 				return err
 			}
 		}
+		// The twins' processes start after the others, for the same reason.
+		cl := clients{g: gs, p: ps, c: cs}
+		for _, t := range []struct {
+			argv []string
+			name string
+			into **server
+		}{{o.GoTwinArgv, "Go twins", &cl.gt}, {o.PythonTwinArgv, "second client's twins", &cl.pt}} {
+			if len(t.argv) == 0 || err != nil {
+				continue
+			}
+			log := filepath.Join(o.OutDir, fmt.Sprintf("%s-%d.log", strings.ReplaceAll(strings.ToLower(t.name), " ", "-"), r+1))
+			*t.into, err = startServer(t.name, t.argv, log)
+		}
+		if err != nil {
+			cl.stop()
+			return err
+		}
 		for k := 0; k < o.Repeat; k++ {
 			i := r*o.Repeat + k
 			goRuns[i], pyRuns[i] = gs.head, ps.head
@@ -137,17 +163,13 @@ func Run(o Options) error {
 		if cs != nil {
 			cRound = cRuns[r*o.Repeat:]
 		}
-		err = o.round(gs, ps, cs, r, goRuns[r*o.Repeat:], pyRuns[r*o.Repeat:], cRound, start)
-		gerr, perr := gs.stop(), ps.stop()
-		var cerr error
-		if cs != nil {
-			cerr = cs.stop()
-		}
+		err = o.round(cl, r, goRuns[r*o.Repeat:], pyRuns[r*o.Repeat:], cRound, start)
+		serr := cl.stop()
 		if err != nil {
 			return err
 		}
-		if gerr != nil || perr != nil || cerr != nil {
-			return fmt.Errorf("round %d: clients exited with %v / %v / %v", r+1, gerr, perr, cerr)
+		if serr != nil {
+			return fmt.Errorf("round %d: %v", r+1, serr)
 		}
 	}
 	if err := writeRuns(goRuns, pyRuns, o.OutDir, len(o.Cases), start, o.Stdout); err != nil {
@@ -156,7 +178,41 @@ func Run(o Options) error {
 	return writeCRuns(cRuns, o.OutDir)
 }
 
-func (o Options) round(gs, ps, cs *server, r int, goRuns, pyRuns, cRuns []benchplan.Run, start time.Time) error {
+// clients are one round's processes: the pair, the C floor and the twins'
+// processes (nil when not started).
+type clients struct{ g, p, c, gt, pt *server }
+
+// stop stops every process and says which exited badly.
+func (cl clients) stop() error {
+	var errs []error
+	for _, s := range []*server{cl.g, cl.p, cl.c, cl.gt, cl.pt} {
+		if s == nil {
+			continue
+		}
+		if err := s.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("%s client exited with %v", s.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// forCase returns the pair's processes that run case name: a client's
+// twins' process for a twin, when it has one.
+func (cl clients) forCase(name string) (g, p *server) {
+	g, p = cl.g, cl.p
+	if strings.HasSuffix(name, benchplan.CombiningSuffix) {
+		if cl.gt != nil {
+			g = cl.gt
+		}
+		if cl.pt != nil {
+			p = cl.pt
+		}
+	}
+	return g, p
+}
+
+func (o Options) round(cl clients, r int, goRuns, pyRuns, cRuns []benchplan.Run, start time.Time) error {
+	cs := cl.c
 	for i, name := range o.Cases {
 		for k := 0; k < o.Repeat; k++ {
 			where := fmt.Sprintf("round %d/%d [%3d/%d] %d/%d", r+1, o.Rounds, i+1, len(o.Cases), k+1, o.Repeat)
@@ -169,6 +225,7 @@ func (o Options) round(gs, ps, cs *server, r int, goRuns, pyRuns, cRuns []benchp
 					return err
 				}
 			}
+			gs, ps := cl.forCase(name)
 			if err := o.pair(gs, ps, name, &goRuns[k], &pyRuns[k], where, start); err != nil {
 				return err
 			}

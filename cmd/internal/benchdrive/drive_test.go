@@ -201,3 +201,45 @@ func TestRunFails(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWithTwinProcesses: each client's combining twins go to its twins'
+// process, which starts after the others, and their results land in that
+// client's runs.
+func TestRunWithTwinProcesses(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "clients.log")
+	t.Setenv("BENCHDRIVE_LOG", logPath)
+	var stderr strings.Builder
+	twin := "a" + benchplan.CombiningSuffix
+	err := Run(Options{Rounds: 1, Repeat: 1, OutDir: dir, Cases: []string{"a", twin}, GoArgv: fakeArgv(t, "Go", "1"),
+		PythonArgv: fakeArgv(t, "Python", "1"), GoTwinArgv: fakeArgv(t, "GT", "3"), PythonTwinArgv: fakeArgv(t, "PT", "4"),
+		Stdout: io.Discard, Stderr: &stderr})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	log, _ := os.ReadFile(logPath)
+	want := []string{"start Go", "start Python", "start GT", "start PT", "Go a", "Python a", "GT " + twin, "PT " + twin,
+		"quit Go", "quit Python", "quit GT", "quit PT"}
+	if got := strings.TrimSpace(string(log)); got != strings.Join(want, "\n") {
+		t.Errorf("clients did\n%s\nwant\n%s", log, strings.Join(want, "\n"))
+	}
+	for who, twinOps := range map[string]float64{"go": 3000, "py": 4000} {
+		data, err := os.ReadFile(filepath.Join(dir, who+"-1.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r benchplan.Run
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results) != 2 || r.Results[0].Name != "a" || r.Results[0].OpsPerSec != 1000 ||
+			r.Results[1].Name != twin || r.Results[1].OpsPerSec != twinOps {
+			t.Errorf("%s-1.json: %s", who, data)
+		}
+	}
+	o := Options{Rounds: 1, Repeat: 1, OutDir: dir, Cases: []string{"a"}, GoArgv: fakeArgv(t, "Go", "1"),
+		PythonArgv: fakeArgv(t, "Python", "1"), GoTwinArgv: []string{filepath.Join(dir, "no-such-binary")}, Stdout: io.Discard, Stderr: io.Discard}
+	if err := Run(o); err == nil || !strings.Contains(err.Error(), "start Go twins client") {
+		t.Errorf("a twins' process that does not start: %v", err)
+	}
+}
