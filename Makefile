@@ -281,7 +281,8 @@ demo-native: native
 #       or, in every other sample, before it. The plan's concurrency cases
 #       run with -callers (default 4,16,64) goroutines / threads, and each of
 #       them (one caller included) again in the Go client with combining on
-#       (NAME/combining, held against Python's and C's runs of NAME;
+#       (NAME/combining, run by a Go process of their own, held against
+#       Python's and C's runs of NAME;
 #       -combining=false in BENCH_ARGS for none). Run bench-aa first: the
 #       report's views show its docs/benchmarks-aa.json beside their ratios.
 #   make bench-aa MOONCAKE_PREFIX=... [BENCH_ROUNDS=2] [BENCH_REPEAT=1] [BENCH_ARGS=...]
