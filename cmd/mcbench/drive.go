@@ -25,7 +25,8 @@ func runDrive(args []string, stdout, stderr io.Writer) error {
 	repeat := fs.Int("repeat", 2, "in every round, each case runs this many times per client, alternating Go and Python")
 	outDir := fs.String("out", "build/bench/drive", "directory for the plan (plan.jsonl), the runs' JSON (go-N.json, py-N.json) and the clients' logs")
 	python := fs.String("python", "python3 scripts/bench_python.py", "the second client's command: the Python client, or an mcbench binary for an A/A check")
-	goBin := fs.String("go", "", "the Go client's command, a binary and its client flags such as -hash-memo (default: this executable)")
+	goBin := fs.String("go", "", "the Go client's command (default: this executable); the Go client's own flags after -- "+
+		"(-hash-memo, -batch-write-keys) go to every Go client")
 	cBin := fs.String("c", "", "the C floor client's command (cgo/bench/mcbench_c, built by make bench-compare): a third client, "+
 		"after the other two in every pair, for the single-call and raw multi-buffer cases; \"\" for none")
 	aa := fs.Bool("aa", false, "the second client (-python) is an mcbench too (an A/A check): its combining twins run apart as the Go client's do")
@@ -77,31 +78,48 @@ func runDrive(args []string, stdout, stderr io.Writer) error {
 		}
 		goArgv = []string{self}
 	}
-	// Each client puts its objects in its own segment, so both use
-	// upstream's local memcpy path as a lone client would.
-	client := append([]string{"-serve", "-own-segment", "-plan", planPath}, o.connArgs...)
 	var cArgv []string
 	if *cBin != "" {
-		cArgv = append(strings.Fields(*cBin), client...)
+		cArgv = append(strings.Fields(*cBin), clientArgs(o, planPath)...)
 	}
 	d := benchdrive.Options{
 		CArgv:  cArgv,
 		Rounds: *rounds, Repeat: *repeat, OutDir: *outDir, PythonFirst: *pyFirst, Cases: names,
-		GoArgv:     append(goArgv, client...),
-		PythonArgv: append(strings.Fields(*python), client...),
-		Stdout:     stdout, Stderr: stderr,
+		Stdout: stdout, Stderr: stderr,
 	}
-	// A Go client runs its combining twins in a process of its own, so that
-	// during every other case its process holds one store, as Python's does
-	// (a second store in the process cost the 4-caller batches up to 15%:
-	// docs/combining.md).
-	if slices.ContainsFunc(o.cases, func(c Case) bool { return c.Combining }) {
-		d.GoTwinArgv = slices.Concat(goArgv, client, []string{"-twins", twinsOnly})
-		d.GoArgv = append(d.GoArgv, "-twins", twinsApart)
-		if *aa {
-			d.PythonTwinArgv = slices.Concat(strings.Fields(*python), client, []string{"-twins", twinsOnly})
-			d.PythonArgv = append(d.PythonArgv, "-twins", twinsApart)
-		}
-	}
+	d.GoArgv, d.PythonArgv, d.GoTwinArgv, d.PythonTwinArgv = driveArgv(o, goArgv, strings.Fields(*python), planPath, *aa)
 	return benchdrive.Run(d)
+}
+
+// clientArgs are the serve flags every client of a drive gets. Each client
+// puts its objects in its own segment, so each uses upstream's local memcpy
+// path as a lone client would.
+func clientArgs(o *options, planPath string) []string {
+	return append([]string{"-serve", "-own-segment", "-plan", planPath}, o.connArgs...)
+}
+
+// driveArgv are the command lines of a drive's Go client, its second client
+// (a Go client too when aa) and their twins' processes (nil when the plan
+// has no twins, or the second client is not a Go client). A Go client runs
+// its combining twins in a process of its own, so that during every other
+// case its process holds one store, as Python's does (a second store in the
+// process cost the 4-caller batches up to 15%: docs/combining.md). The Go
+// client's own flags (o.goArgs) go to every Go process.
+func driveArgv(o *options, goArgv, second []string, planPath string, aa bool) (g, p, gt, pt []string) {
+	client := clientArgs(o, planPath)
+	g = slices.Concat(goArgv, o.goArgs, client)
+	p = slices.Concat(second, client)
+	if aa {
+		p = slices.Concat(second, o.goArgs, client)
+	}
+	if !slices.ContainsFunc(o.cases, func(c Case) bool { return c.Combining }) {
+		return g, p, nil, nil
+	}
+	gt = slices.Concat(g, []string{"-twins", twinsOnly})
+	g = append(g, "-twins", twinsApart)
+	if aa {
+		pt = slices.Concat(p, []string{"-twins", twinsOnly})
+		p = append(p, "-twins", twinsApart)
+	}
+	return g, p, gt, pt
 }

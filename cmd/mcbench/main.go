@@ -111,6 +111,9 @@ type options struct {
 	// connArgs are the connection flags as given, for the clients that
 	// mcbench drive starts on the same cluster.
 	connArgs []string
+	// goArgs are the Go client's own flags as given (-hash-memo,
+	// -batch-write-keys), which mcbench drive passes to its Go clients.
+	goArgs []string
 }
 
 // Where a Go client runs the combining twins (-twins).
@@ -194,6 +197,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		set[f.Name] = true
 		if slices.Contains(cliconfig.ConnectionFlags, f.Name) {
 			o.connArgs = append(o.connArgs, "-"+f.Name, f.Value.String())
+		}
+		if f.Name == "hash-memo" || f.Name == "batch-write-keys" {
+			o.goArgs = append(o.goArgs, "-"+f.Name, f.Value.String())
 		}
 	})
 
