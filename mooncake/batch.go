@@ -160,12 +160,18 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 	h := s.c().handle
 	a, sz, o := bufs.Addrs, bufs.Sizes, bufs.Offsets
 	t0 := now()
-	var bound *writeBudget // Config.BatchWriteKeys: writes only
+	var bound *writeBudget // Config.BatchWriteKeys and BatchWriteBytes: writes only
+	var w budget
 	if write {
 		bound = s.c().writes
 	}
 	if bound != nil {
-		bound.acquire(k.Len())
+		var n uint64
+		for _, sz := range bufs.Sizes {
+			n += sz
+		}
+		w = bound.weight(k.Len(), n)
+		bound.acquire(w)
 	}
 	var rc int32
 	switch op {
@@ -183,7 +189,7 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 		rc = h.BatchGetIntoMultiBuffers(k.Buf, k.Offsets, a, sz, o, s.policy.PreferAllocInSameNode, res)
 	}
 	if bound != nil {
-		bound.release(k.Len())
+		bound.release(w)
 	}
 	if write {
 		s.c().stats.batch(op, t0, rc, res, &bufs)

@@ -43,20 +43,21 @@ func StagedQueues(st *Store) int {
 	return n
 }
 
-// HoldBatchWriteKeys takes n keys of st's batch-write budget
-// (Config.BatchWriteKeys), as batch writes of n keys in upstream would;
-// release gives them back.
-func HoldBatchWriteKeys(st *Store, n int) (release func()) {
-	w := st.c().writes
-	w.acquire(n)
-	return func() { w.release(n) }
+// HoldBatchWrites takes what a batch write of n keys and b bytes takes of
+// st's batch-write budget (Config.BatchWriteKeys, BatchWriteBytes), as if
+// it were in upstream; release gives it back.
+func HoldBatchWrites(st *Store, n int, b uint64) (release func()) {
+	wb := st.c().writes
+	w := wb.weight(n, b)
+	wb.acquire(w)
+	return func() { wb.release(w) }
 }
 
-// BatchWriteBound is the keys st's batch writes may have in flight (0: no
-// bound).
-func BatchWriteBound(st *Store) int {
-	if w := st.c().writes; w != nil {
-		return w.max
+// BatchWriteBounds are the keys and bytes st's batch writes may have in
+// flight (0: no bound).
+func BatchWriteBounds(st *Store) (keys, bytes int64) {
+	if wb := st.c().writes; wb != nil {
+		return wb.max.keys, wb.max.bytes
 	}
-	return 0
+	return 0, 0
 }

@@ -52,8 +52,9 @@ type conn struct {
 	// comb queues overlapping single-key calls (combine.go); nil when
 	// Config.Combining is off.
 	comb *combiner
-	// writes admits zero-copy batch writes into upstream, at most
-	// Config.BatchWriteKeys keys at a time (batchPacked); nil when unbounded.
+	// writes admits zero-copy batch writes into upstream within
+	// Config.BatchWriteKeys and BatchWriteBytes (batchPacked); nil when
+	// unbounded.
 	writes *writeBudget
 	// getSessions owns each key of a live GetSession (sessions.go).
 	sessMu      sync.Mutex
@@ -176,9 +177,7 @@ func open(cfg Config, engine *transfer.Engine) (*Store, error) {
 	}
 	ok = true
 	s := &Store{conn: &conn{handle: h, cfg: cfg, stats: newStatsTable(), release: release}}
-	if n := cfg.batchWriteKeys(); n > 0 {
-		s.conn.writes = newWriteBudget(n)
-	}
+	s.conn.writes = newWriteBudget(cfg.batchWriteBounds())
 	if cfg.combining() {
 		s.conn.comb = newCombiner(cfg.LocalBufferSize)
 		s.conn.comb.stageAll(s.conn)

@@ -2,73 +2,92 @@ package mooncake
 
 import "sync"
 
-// writeBudget bounds the keys of zero-copy batch writes a store has in
-// upstream at once (Config.BatchWriteKeys). Callers that do not fit wait in
-// arrival order: a large batch at the head is not overtaken by small ones
-// behind it, so it cannot starve. Taking and giving back a budget that
-// nobody waits on locks a mutex and allocates nothing.
+// writeBudget bounds the keys and the bytes of zero-copy batch writes a
+// store has in upstream at once (Config.BatchWriteKeys, BatchWriteBytes).
+// Callers that do not fit wait in arrival order: a large batch at the head
+// is not overtaken by small ones behind it, so it cannot starve. Taking
+// and giving back a budget that nobody waits on locks a mutex and
+// allocates nothing.
 type writeBudget struct {
 	mu      sync.Mutex
-	max     int
-	used    int
+	max     budget // a zero field: that dimension is unbounded
+	used    budget
 	waiters []*budgetWaiter // arrival order
 }
 
-// budgetWaiter is a caller waiting for n keys of the budget.
+// budget is an amount of the two dimensions.
+type budget struct{ keys, bytes int64 }
+
+// budgetWaiter is a caller waiting for its weight.
 type budgetWaiter struct {
-	n     int
+	w     budget
 	ready chan struct{}
 }
 
 var budgetWaiters = sync.Pool{New: func() any { return &budgetWaiter{ready: make(chan struct{}, 1)} }}
 
-func newWriteBudget(max int) *writeBudget { return &writeBudget{max: max} }
-
-// weight is what a batch of n keys takes: a batch larger than the whole
-// budget takes all of it, and so crosses alone.
-func (b *writeBudget) weight(n int) int {
-	if n > b.max {
-		return b.max
+// newWriteBudget returns a budget of at most keys keys and bytes bytes in
+// flight (0: that dimension unbounded), or nil when both are unbounded.
+func newWriteBudget(keys, bytes int64) *writeBudget {
+	if keys <= 0 && bytes <= 0 {
+		return nil
 	}
-	if n < 1 {
-		return 1
-	}
-	return n
+	return &writeBudget{max: budget{max(keys, 0), max(bytes, 0)}}
 }
 
-// acquire waits until a batch of n keys fits and takes its weight.
-func (b *writeBudget) acquire(n int) {
-	n = b.weight(n)
-	b.mu.Lock()
-	if len(b.waiters) == 0 && b.used+n <= b.max {
-		b.used += n
-		b.mu.Unlock()
+// weight is what a batch of n keys and b bytes takes: in each bounded
+// dimension at least 1 and at most the whole budget, so a batch larger than
+// the budget crosses alone.
+func (wb *writeBudget) weight(n int, b uint64) budget {
+	clamp := func(v, limit int64) int64 {
+		if limit == 0 {
+			return 0
+		}
+		return min(max(v, 1), limit)
+	}
+	return budget{clamp(int64(n), wb.max.keys), clamp(int64(min(b, 1<<62)), wb.max.bytes)}
+}
+
+// fits reports whether w fits beside what is in flight.
+func (wb *writeBudget) fits(w budget) bool {
+	return wb.used.keys+w.keys <= wb.max.keys && wb.used.bytes+w.bytes <= wb.max.bytes
+}
+
+// acquire waits until w fits and takes it.
+func (wb *writeBudget) acquire(w budget) {
+	wb.mu.Lock()
+	if len(wb.waiters) == 0 && wb.fits(w) {
+		wb.used.keys += w.keys
+		wb.used.bytes += w.bytes
+		wb.mu.Unlock()
 		return
 	}
-	w := budgetWaiters.Get().(*budgetWaiter)
-	w.n = n
-	b.waiters = append(b.waiters, w)
-	b.mu.Unlock()
-	<-w.ready // release has added w.n to used
-	budgetWaiters.Put(w)
+	q := budgetWaiters.Get().(*budgetWaiter)
+	q.w = w
+	wb.waiters = append(wb.waiters, q)
+	wb.mu.Unlock()
+	<-q.ready // release has taken q.w for us
+	budgetWaiters.Put(q)
 }
 
-// release gives back what acquire(n) took and admits the waiters at the
+// release gives back what acquire(w) took and admits the waiters at the
 // head of the queue that now fit.
-func (b *writeBudget) release(n int) {
-	n = b.weight(n)
-	b.mu.Lock()
-	b.used -= n
+func (wb *writeBudget) release(w budget) {
+	wb.mu.Lock()
+	wb.used.keys -= w.keys
+	wb.used.bytes -= w.bytes
 	k := 0
-	for k < len(b.waiters) && b.used+b.waiters[k].n <= b.max {
-		b.used += b.waiters[k].n
-		b.waiters[k].ready <- struct{}{}
+	for k < len(wb.waiters) && wb.fits(wb.waiters[k].w) {
+		q := wb.waiters[k]
+		wb.used.keys += q.w.keys
+		wb.used.bytes += q.w.bytes
+		q.ready <- struct{}{}
 		k++
 	}
 	if k > 0 {
-		rest := copy(b.waiters, b.waiters[k:])
-		clear(b.waiters[rest:])
-		b.waiters = b.waiters[:rest]
+		rest := copy(wb.waiters, wb.waiters[k:])
+		clear(wb.waiters[rest:])
+		wb.waiters = wb.waiters[:rest]
 	}
-	b.mu.Unlock()
+	wb.mu.Unlock()
 }

@@ -7,65 +7,75 @@ import (
 	"time"
 )
 
-// TestWriteBudget: batches that fit cross at once; one that does not waits
-// until releases make room; waiters are admitted in arrival order (a small
-// batch behind a waiting large one waits too); a batch larger than the
-// budget goes alone.
+// TestWriteBudget: batches that fit both bounds cross at once; one that
+// does not waits until releases make room; waiters are admitted in arrival
+// order (a small batch behind a waiting large one waits too); a batch
+// larger than a bound goes alone; an unbounded dimension never makes a
+// batch wait.
 func TestWriteBudget(t *testing.T) {
+	type batch struct {
+		n int
+		b uint64
+	}
 	type step struct {
-		n       int  // keys of the batch that arrives
+		batch
 		crosses bool // whether it is admitted at once
 	}
+	const MiB = 1 << 20
 	for _, tc := range []struct {
-		name  string
-		max   int
-		held  int // keys already in flight
-		steps []step
+		name        string
+		keys, bytes int64
+		held        batch // in flight before the steps
+		steps       []step
 	}{
-		{"fits", 4096, 3072, []step{{1024, true}}},
-		{"full", 4096, 4096, []step{{1, false}}},
-		{"does not fit", 4096, 3072, []step{{2048, false}}},
-		{"behind a waiter", 4096, 3072, []step{{2048, false}, {1, false}}},
-		{"larger than the budget, others in flight", 4096, 1, []step{{10000, false}}},
-		{"larger than the budget, alone", 4096, 0, []step{{10000, true}}},
-		{"a budget of one key", 1, 0, []step{{5, true}, {1, false}}},
+		{"fits", 4096, 64 * MiB, batch{3072, 12 * MiB}, []step{{batch{1024, 4 * MiB}, true}}},
+		{"keys full", 4096, 64 * MiB, batch{4096, 16 * MiB}, []step{{batch{1, 4096}, false}}},
+		{"bytes full", 4096, 64 * MiB, batch{128, 64 * MiB}, []step{{batch{1, 4096}, false}}},
+		{"keys do not fit", 4096, 64 * MiB, batch{3072, MiB}, []step{{batch{2048, MiB}, false}}},
+		{"bytes do not fit", 4096, 64 * MiB, batch{128, 60 * MiB}, []step{{batch{128, 9 * MiB}, false}}},
+		{"behind a waiter", 4096, 64 * MiB, batch{3072, MiB}, []step{{batch{2048, MiB}, false}, {batch{1, 4096}, false}}},
+		{"larger than the budget, others in flight", 4096, 64 * MiB, batch{1, 4096}, []step{{batch{10000, 40 * MiB}, false}}},
+		{"larger than the budget, alone", 4096, 64 * MiB, batch{}, []step{{batch{10000, 1 << 40}, true}}},
+		{"bytes unbounded", 4096, 0, batch{1024, 1 << 40}, []step{{batch{1024, 1 << 40}, true}, {batch{4096, 1}, false}}},
+		{"keys unbounded", 0, 64 * MiB, batch{100000, MiB}, []step{{batch{100000, MiB}, true}, {batch{1, 63 * MiB}, false}}},
+		{"a budget of one key", 1, 0, batch{}, []step{{batch{5, 1}, true}, {batch{1, 1}, false}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newWriteBudget(tc.max)
-			if tc.held > 0 {
-				b.acquire(tc.held)
-			}
-			var releases []int
-			if tc.held > 0 {
-				releases = append(releases, tc.held)
+			wb := newWriteBudget(tc.keys, tc.bytes)
+			var releases []budget
+			if tc.held != (batch{}) {
+				w := wb.weight(tc.held.n, tc.held.b)
+				wb.acquire(w)
+				releases = append(releases, w)
 			}
 			var wg sync.WaitGroup
 			var crossed atomic.Int32
 			for i, s := range tc.steps {
+				w := wb.weight(s.n, s.b)
 				done := make(chan struct{})
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					b.acquire(s.n)
+					wb.acquire(w)
 					close(done)
 					crossed.Add(1)
 				}()
 				select {
 				case <-done:
 					if !s.crosses {
-						t.Fatalf("step %d: a batch of %d keys crossed, want it to wait (budget %d, %d held)", i, s.n, tc.max, tc.held)
+						t.Fatalf("step %d: a batch of %d keys, %d bytes crossed, want it to wait", i, s.n, s.b)
 					}
 				case <-time.After(50 * time.Millisecond):
 					if s.crosses {
-						t.Fatalf("step %d: a batch of %d keys waited, want it to cross (budget %d, %d held)", i, s.n, tc.max, tc.held)
+						t.Fatalf("step %d: a batch of %d keys, %d bytes waited, want it to cross", i, s.n, s.b)
 					}
 				}
-				releases = append(releases, s.n)
+				releases = append(releases, w)
 			}
 			// Give everything back in arrival order: each release admits
 			// the waiters that then fit.
-			for _, n := range releases {
-				b.release(n)
+			for _, w := range releases {
+				wb.release(w)
 			}
 			waitAll := make(chan struct{})
 			go func() { wg.Wait(); close(waitAll) }()
@@ -74,51 +84,56 @@ func TestWriteBudget(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatalf("%d of %d batches crossed after every release", crossed.Load(), len(tc.steps))
 			}
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			if b.used != 0 || len(b.waiters) != 0 {
-				t.Fatalf("after every release: used %d, %d waiting", b.used, len(b.waiters))
+			wb.mu.Lock()
+			defer wb.mu.Unlock()
+			if wb.used != (budget{}) || len(wb.waiters) != 0 {
+				t.Fatalf("after every release: used %+v, %d waiting", wb.used, len(wb.waiters))
 			}
 		})
+	}
+	if newWriteBudget(0, 0) != nil {
+		t.Errorf("no bounds: a budget")
 	}
 }
 
 // TestWriteBudgetNoLoss: many goroutines taking and giving back random
 // weights never hold more than the budget, and all finish.
 func TestWriteBudgetNoLoss(t *testing.T) {
-	b := newWriteBudget(100)
-	var inFlight, peak atomic.Int64
+	wb := newWriteBudget(100, 1000)
+	var keys, bytes atomic.Int64
+	var over atomic.Bool
 	var wg sync.WaitGroup
 	for g := range 32 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range 200 {
-				n := 1 + (g*7+i*13)%150 // some larger than the budget
-				b.acquire(n)
-				w := int64(b.weight(n))
-				if v := inFlight.Add(w); v > peak.Load() {
-					peak.Store(v)
+				// some larger than the budget in one dimension or both
+				w := wb.weight(1+(g*7+i*13)%150, uint64(1+(g*31+i*17)%1500))
+				wb.acquire(w)
+				if keys.Add(w.keys) > 100 || bytes.Add(w.bytes) > 1000 {
+					over.Store(true)
 				}
-				inFlight.Add(-w)
-				b.release(n)
+				keys.Add(-w.keys)
+				bytes.Add(-w.bytes)
+				wb.release(w)
 			}
 		}()
 	}
 	wg.Wait()
-	if p := peak.Load(); p > 100 {
-		t.Fatalf("%d keys in flight, budget 100", p)
+	if over.Load() {
+		t.Fatal("more than the budget in flight")
 	}
-	if b.used != 0 || len(b.waiters) != 0 {
-		t.Fatalf("after all: used %d, %d waiting", b.used, len(b.waiters))
+	if wb.used != (budget{}) || len(wb.waiters) != 0 {
+		t.Fatalf("after all: used %+v, %d waiting", wb.used, len(wb.waiters))
 	}
 }
 
 // TestWriteBudgetAloneAllocatesNothing: a batch that fits takes and gives
-// back its keys without allocating.
+// back its weight without allocating.
 func TestWriteBudgetAloneAllocatesNothing(t *testing.T) {
-	b := newWriteBudget(4096)
-	if a := testing.AllocsPerRun(100, func() { b.acquire(1024); b.release(1024) }); a != 0 {
+	wb := newWriteBudget(4096, 64<<20)
+	if a := testing.AllocsPerRun(100, func() { w := wb.weight(1024, 4<<20); wb.acquire(w); wb.release(w) }); a != 0 {
 		t.Fatalf("%v allocations per batch", a)
 	}
 }

@@ -26,7 +26,7 @@ func runDrive(args []string, stdout, stderr io.Writer) error {
 	outDir := fs.String("out", "build/bench/drive", "directory for the plan (plan.jsonl), the runs' JSON (go-N.json, py-N.json) and the clients' logs")
 	python := fs.String("python", "python3 scripts/bench_python.py", "the second client's command: the Python client, or an mcbench binary for an A/A check")
 	goBin := fs.String("go", "", "the Go client's command (default: this executable); the Go client's own flags after -- "+
-		"(-hash-memo, -batch-write-keys) go to every Go client")
+		"(-hash-memo, -batch-write-keys, -batch-write-bytes) go to every Go client")
 	cBin := fs.String("c", "", "the C floor client's command (cgo/bench/mcbench_c, built by make bench-compare): a third client, "+
 		"after the other two in every pair, for the single-call and raw multi-buffer cases; \"\" for none")
 	aa := fs.Bool("aa", false, "the second client (-python) is an mcbench too (an A/A check): its combining twins run apart as the Go client's do")

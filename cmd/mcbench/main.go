@@ -103,8 +103,10 @@ type options struct {
 	hashMemo  int
 	// twins is where this process runs the combining twins (-twins).
 	twins string
-	// batchWriteKeys is the Go client's Config.BatchWriteKeys (-batch-write-keys).
-	batchWriteKeys int
+	// batchWriteKeys and batchWriteBytes are the Go client's
+	// Config.BatchWriteKeys and BatchWriteBytes (-batch-write-keys, -bytes).
+	batchWriteKeys  int
+	batchWriteBytes int64
 	// segment and localBuffer are the sizes of -segment and -local-buffer
 	// (the environment's config, when it is used, has its own).
 	segment, localBuffer mooncake.Size
@@ -112,7 +114,7 @@ type options struct {
 	// mcbench drive starts on the same cluster.
 	connArgs []string
 	// goArgs are the Go client's own flags as given (-hash-memo,
-	// -batch-write-keys), which mcbench drive passes to its Go clients.
+	// -batch-write-keys, -batch-write-bytes), which mcbench drive passes to its Go clients.
 	goArgs []string
 }
 
@@ -127,7 +129,7 @@ const (
 // and what this one process does with its results. Every other flag shapes
 // the plan or how it is measured, so it goes into the plan file (-list) and
 // may not be given together with -plan.
-var clientFlags = append([]string{"plan", "list", "serve", "own-segment", "hash-memo", "batch-write-keys", "twins", "json", "cpuprofile", "progress"},
+var clientFlags = append([]string{"plan", "list", "serve", "own-segment", "hash-memo", "batch-write-keys", "batch-write-bytes", "twins", "json", "cpuprofile", "progress"},
 	cliconfig.ConnectionFlags...)
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -181,6 +183,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		twinsApart+" (not here: answered with no results; mcbench drive runs them in a process of its own) or "+
 		twinsOnly+" (only the twins, on this process's one store, opened with combining on)")
 	fs.IntVar(&o.batchWriteKeys, "batch-write-keys", 0, "the Go client's Config.BatchWriteKeys: at most this many keys of zero-copy batch writes in upstream at once (0: the default, mooncake.DefaultBatchWriteKeys; negative: no bound)")
+	fs.Int64Var(&o.batchWriteBytes, "batch-write-bytes", 0, "the Go client's Config.BatchWriteBytes: at most this many bytes of zero-copy batch writes in upstream at once (0: the default, mooncake.DefaultBatchWriteBytes; negative: no bound)")
 	fs.BoolVar(&o.ownSeg, "own-segment", false, "put every object in this client's own segment (ReplicateConfig.preferred_segments), "+
 		"for runs where several clients are connected")
 	fs.BoolVar(&o.memcpyRef, "memcpy-ref", true, "large-page cases (objects >= 1 MiB) also time a plain copy of the same bytes after their requests")
@@ -198,7 +201,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		if slices.Contains(cliconfig.ConnectionFlags, f.Name) {
 			o.connArgs = append(o.connArgs, "-"+f.Name, f.Value.String())
 		}
-		if f.Name == "hash-memo" || f.Name == "batch-write-keys" {
+		if f.Name == "hash-memo" || f.Name == "batch-write-keys" || f.Name == "batch-write-bytes" {
 			o.goArgs = append(o.goArgs, "-"+f.Name, f.Value.String())
 		}
 	})
@@ -339,7 +342,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if o.twins == twinsOnly {
 		cfg.Combining = mooncake.CombiningOn
 	}
-	cfg.BatchWriteKeys = o.batchWriteKeys
+	cfg.BatchWriteKeys, cfg.BatchWriteBytes = o.batchWriteKeys, o.batchWriteBytes
 	o.cfg, o.source = cfg, string(src)
 	return o, nil
 }
@@ -558,7 +561,7 @@ func (o *options) paramsJSON() map[string]any {
 		"combining": p.Combining, "duration_s": o.duration.Seconds(), "warmup_s": o.warmup.Seconds(),
 		"gen_bytes": o.genBytes, "rwmixread": o.rwmixread, "seed": o.seed,
 		"segment": uint64(o.cfg.GlobalSegmentSize), "local_buffer": uint64(o.cfg.LocalBufferSize),
-		"protocol": o.cfg.Protocol, "master": o.cfg.MasterServerAddress, "batch_write_keys": o.cfg.BatchWriteKeys, "twins": o.twins,
+		"protocol": o.cfg.Protocol, "master": o.cfg.MasterServerAddress, "batch_write_keys": o.cfg.BatchWriteKeys, "batch_write_bytes": o.cfg.BatchWriteBytes, "twins": o.twins,
 		"thp": o.thp, "glibc_tunables": os.Getenv("GLIBC_TUNABLES"), "memcpy_ref": refCopyImpl,
 	}
 }
