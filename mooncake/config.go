@@ -131,22 +131,22 @@ type Config struct {
 	// Stats includes the wait. A batch larger than a bound goes alone. 0
 	// means the default (DefaultBatchWriteKeys, DefaultBatchWriteBytes); a
 	// negative value sets no bound. Upstream's client and master do less
-	// per second with many batch puts in flight than with a few: 64
-	// goroutines each putting 1,024 x 4 KiB objects moved 1.4x as many keys
-	// per second with the default keys bound as unbounded, and 64 putting
-	// HiCache pages of 128 x 70 KiB 1.4x as many with about 64 MiB in
-	// flight as with 288 MiB, while many small batches (8 keys) lost a
-	// third when bounded to 4 in flight: so the bounds count keys and
-	// bytes, not calls (docs/combining.md). Reads do not degrade that way
-	// and are never bounded. The binding's own settings, not in upstream's
-	// configuration file.
+	// per second with many batch puts in flight than with a few: with the
+	// defaults, 64 goroutines each putting 1,024 x 4 KiB objects moved
+	// 1.3-1.6x as many keys per second as unbounded, and 64 putting HiCache
+	// requests of 128 pages (9 MiB each) 1.6-1.9x, while batches of 8 keys
+	// from 64 goroutines lost a quarter to a third when held to four calls
+	// in flight: so the bounds count keys and bytes, not calls
+	// (docs/combining.md). Reads do not degrade that way and are never
+	// bounded. The binding's own settings, not in upstream's configuration
+	// file.
 	BatchWriteKeys  int   `json:"-"`
 	BatchWriteBytes int64 `json:"-"`
 }
 
 // The defaults of Config.BatchWriteKeys and BatchWriteBytes: four batches
 // of 1,024 keys, where 64 goroutines' 4 KiB puts ran fastest, and about
-// seven HiCache requests of 128 pages of 70 KiB, where 64 goroutines'
+// seven HiCache requests of 128 pages of 69 KiB, where 64 goroutines'
 // HiCache sets did.
 const (
 	DefaultBatchWriteKeys  = 4096

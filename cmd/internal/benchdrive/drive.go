@@ -126,15 +126,14 @@ func Run(o Options) error {
 		// The twins' processes start after the others, for the same reason.
 		cl := clients{g: gs, p: ps, c: cs}
 		for _, t := range []struct {
-			argv []string
-			name string
-			into **server
-		}{{o.GoTwinArgv, "Go twins", &cl.gt}, {o.PythonTwinArgv, "second client's twins", &cl.pt}} {
+			argv       []string
+			name, file string
+			into       **server
+		}{{o.GoTwinArgv, "Go twins", "go-twins", &cl.gt}, {o.PythonTwinArgv, "second client's twins", "py-twins", &cl.pt}} {
 			if len(t.argv) == 0 || err != nil {
 				continue
 			}
-			log := filepath.Join(o.OutDir, fmt.Sprintf("%s-%d.log", strings.ReplaceAll(strings.ToLower(t.name), " ", "-"), r+1))
-			*t.into, err = startServer(t.name, t.argv, log)
+			*t.into, err = startServer(t.name, t.argv, filepath.Join(o.OutDir, fmt.Sprintf("%s-%d.log", t.file, r+1)))
 		}
 		if err != nil {
 			cl.stop()
