@@ -166,11 +166,11 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 		bound = s.c().writes
 	}
 	if bound != nil {
-		var n uint64
-		for _, sz := range bufs.Sizes {
-			n += sz
+		var bytes uint64
+		for _, b := range bufs.Sizes {
+			bytes += b
 		}
-		w = bound.weight(k.Len(), n)
+		w = bound.weight(k.Len(), bytes)
 		bound.acquire(w)
 	}
 	var rc int32
