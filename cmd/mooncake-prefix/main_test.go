@@ -258,6 +258,10 @@ func TestLookupIndex(t *testing.T) {
 	defer cancel()
 	svc, srv := h.service(ctx)
 	waitFor(t, "ready", func() bool { c, _ := get(t, srv.URL+"/readyz"); return c == 200 })
+	// Ready means the service has connected; the publisher sends nothing to
+	// it until its subscription has arrived (a ZMQ publisher's rule), which
+	// under load can come after readyz does.
+	waitFor(t, "the subscription", func() bool { return pub.Subscribers() == 1 })
 
 	rng := rand.New(rand.NewPCG(3, 4))
 	toks := randomTokens(rng, 8*4)
