@@ -251,6 +251,7 @@ class CallerGroup:
     """Starts and stops the measured requests of a case's callers together (see mcbench's callerGroup)."""
 
     def __init__(self, n):
+        self.warm = threading.Barrier(n)  # the callers' warm-ups start together
         self.ready = threading.Barrier(n + 1)  # the callers and the coordinator
         self.done = threading.Barrier(n + 1)
         self.start = threading.Event()  # set once t0 is
@@ -316,6 +317,8 @@ class CaseRun:
         return [mk("w", self.gen, i) for i in range(start, start + n)]
 
     def drive(self, step):
+        if self.group is not None:
+            self.group.warm.wait()
         if self.o.warmup > 0:
             w = Recorder()
             t0 = time.perf_counter()
@@ -1005,6 +1008,7 @@ class Bench:
                 pass  # another caller failed: its error is reported
             except Exception as e:
                 errors.append(e)
+                g.warm.abort()
                 g.ready.abort()
                 g.done.abort()
 

@@ -12,12 +12,15 @@ import (
 const maxCallers = 256
 
 // callerGroup runs the measured requests of a case's callers together:
-// every caller prepares its own buffers, keys and dataset and warms up, then
-// all of them start at once and stop at the same deadline. The window from
-// start to the last caller's stop is what throughput and CPU time are
-// measured over, since with several callers the sum of latencies is not
-// time spent.
+// every caller prepares its own buffers, keys and dataset; then all of them
+// warm up together, so the warm-up reaches the case's concurrency (upstream's
+// client opens a master connection per concurrent RPC, and under load the
+// master accepts new ones slowly: docs/combining.md); then all of them start
+// at once and stop at the same deadline. The window from start to the last
+// caller's stop is what throughput and CPU time are measured over, since
+// with several callers the sum of latencies is not time spent.
 type callerGroup struct {
+	warm        sync.WaitGroup // callers that reached the warm-up
 	ready, done sync.WaitGroup // callers that reached the start, that stopped
 	start       chan struct{}  // closed when the measured window opens
 	abort       chan struct{}  // closed when a caller failed before the start
@@ -47,9 +50,17 @@ func (g *callerGroup) shared(name string, mk func() any) any {
 
 func newCallerGroup(n int) *callerGroup {
 	g := &callerGroup{start: make(chan struct{}), abort: make(chan struct{})}
+	g.warm.Add(n)
 	g.ready.Add(n)
 	g.done.Add(n)
 	return g
+}
+
+// warmUp waits until every caller has prepared (or failed), so that their
+// warm-ups start together.
+func (g *callerGroup) warmUp() {
+	g.warm.Done()
+	g.warm.Wait()
 }
 
 var errAborted = errors.New("another caller failed")
@@ -100,6 +111,9 @@ func (b *bench) runCallers(idx int, c Case) ([]Result, error) {
 			// counts as ready and done, so the others are not left
 			// waiting; the start then aborts them.
 			_, err := b.runOne(cr)
+			if !cr.warmed {
+				g.warm.Done()
+			}
 			if !cr.entered {
 				if err == nil {
 					err = fmt.Errorf("%s: a caller ended without a measured phase", c.Name)

@@ -45,6 +45,7 @@ type caseRun struct {
 	// caller's measured requests together; rec is this caller's.
 	group   *callerGroup
 	rec     *recorder
+	warmed  bool // the caller reached group.warmUp
 	entered bool // the caller reached group.measure
 }
 
@@ -128,6 +129,10 @@ type step func(rec *recorder) error
 // drive runs a time-based case: warm-up, then requests until -duration of
 // busy time (or four times that of wall time) has passed.
 func (cr *caseRun) drive(s step) (*recorder, error) {
+	if g := cr.group; g != nil {
+		cr.warmed = true
+		g.warmUp()
+	}
 	if cr.o.warmup > 0 {
 		w := newRecorder(1024)
 		for t0 := time.Now(); time.Since(t0) < cr.o.warmup; {
