@@ -147,9 +147,10 @@ type combQueue struct {
 }
 
 // call makes one single-key call of kind k and returns its result and how
-// many calls the crossing that made it carried (1: its own single call).
-// A copying get's slice comes back in a.out.
-func (c *conn) call(k combKind, a *combCall) (int64, int) {
+// many calls the crossing that made it carried (1: its own single call;
+// 0: done was closed while the call was queued, and nothing crossed for
+// it). A copying get's slice comes back in a.out.
+func (c *conn) call(done <-chan struct{}, k combKind, a *combCall) (int64, int) {
 	if c.comb == nil || !a.combinable(k, c.cfg.LocalBufferSize) {
 		return c.single(k, a), 1
 	}
@@ -162,7 +163,7 @@ func (c *conn) call(k combKind, a *combCall) (int64, int) {
 		q.Release()
 		return r, 1
 	}
-	r, n := q.enqueue(c, k, a)
+	r, n := q.enqueue(c, k, a, done)
 	if a.retry { // carried by a batch that could not serve it
 		r = c.single(k, a)
 	}
@@ -236,11 +237,12 @@ func (c *conn) getCopy(a *combCall) int64 {
 }
 
 // enqueue queues a call while a crossing is under way and waits for its
-// result, or for the lead of the next crossing.
-func (q *combQueue) enqueue(c *conn, k combKind, a *combCall) (int64, int) {
+// result, or for the lead of the next crossing, or for done (then it
+// returns 0 calls carried: it left the queue before any leader took it).
+func (q *combQueue) enqueue(c *conn, k combKind, a *combCall, done <-chan struct{}) (int64, int) {
 	sl := combSlots.Get().(*combSlot)
 	sl.combCall = *a
-	switch q.Join(sl, nil) {
+	switch q.Join(sl, done) {
 	case combine.Alone:
 		sl.res, sl.n = c.single(k, &sl.combCall), 1
 		q.Release()
@@ -455,6 +457,9 @@ func (cb *combiner) freeStages() {
 // counted records a call of op made through call: as a lone call's, plus,
 // when its crossing carried others, as a combined one.
 func (c *conn) counted(op Op, t0 time.Duration, r int64, bytes uint64, crossed int) {
+	if crossed == 0 { // it left the queue: no call was made
+		return
+	}
 	c.stats.single(op, t0, r, bytes)
 	if crossed > 1 {
 		c.stats.combinedCall(op)

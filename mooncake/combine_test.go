@@ -4,6 +4,7 @@ package mooncake_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -423,6 +424,8 @@ func TestCombiningAloneAllocatesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, st.PutFrom(k, sp))
 	val, buf := make([]byte, 4096), make([]byte, 0, 8192)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	for name, call := range map[string]func() error{
 		"Put":        func() error { return st.Put(k, val) },
 		"Upsert":     func() error { return st.Upsert(k, val) },
@@ -431,6 +434,12 @@ func TestCombiningAloneAllocatesNothing(t *testing.T) {
 		"PutFrom":    func() error { return st.PutFrom(k, sp) },
 		"UpsertFrom": func() error { return st.UpsertFrom(k, sp) },
 		"IsExist":    func() error { _, err := st.IsExist(k); return err },
+		// A live context costs nothing more.
+		"PutContext":       func() error { return st.PutContext(ctx, k, val) },
+		"AppendGetContext": func() error { _, err := st.AppendGetContext(ctx, buf[:0], k); return err },
+		"GetIntoContext":   func() error { _, err := st.GetIntoContext(ctx, k, dst); return err },
+		"PutFromContext":   func() error { return st.PutFromContext(ctx, k, sp) },
+		"IsExistContext":   func() error { _, err := st.IsExistContext(ctx, k); return err },
 	} {
 		require.NoError(t, call(), name)
 		var bad int
@@ -516,7 +525,7 @@ func stressValue(b []byte, key, worker, seq uint32) {
 
 // stressCheck reports what is wrong with value b read for key, given the
 // sequence numbers each worker had started.
-func stressCheck(b []byte, key uint32, started []atomic.Uint32) error {
+func stressCheck(b []byte, key uint32, started []atomic.Uint32, withdrawn *sync.Map) error {
 	if len(b) < stressHeader {
 		return fmt.Errorf("%d bytes", len(b))
 	}
@@ -530,6 +539,9 @@ func stressCheck(b []byte, key uint32, started []atomic.Uint32) error {
 	case int(w) >= len(started) || seq > started[w].Load():
 		return fmt.Errorf("worker %d seq %d never started", w, seq)
 	}
+	if _, ok := withdrawn.Load(uint64(w)<<32 | uint64(seq)); ok {
+		return fmt.Errorf("worker %d seq %d was written by a call that returned its context's error", w, seq)
+	}
 	want := make([]byte, len(b))
 	stressValue(want, k, w, seq)
 	if !bytes.Equal(want, b) {
@@ -542,7 +554,10 @@ func stressCheck(b []byte, key uint32, started []atomic.Uint32) error {
 // puts through two views, upserts, gets into large and too-small buffers,
 // existence checks, calls that fail: the empty key, a key never written, a
 // key too long) over overlapping keys; every result is checked against a
-// model of the writes, and every error has its code, key and op.
+// model of the writes, and every error has its code, key and op. Some puts
+// and existence checks carry a context that ends within microseconds: one
+// that returns the context's error must have made no call (its value is
+// never read back, and Stats does not count it).
 func TestCombiningStress(t *testing.T) {
 	rounds := 150
 	if testing.Short() {
@@ -562,7 +577,16 @@ func TestCombiningStress(t *testing.T) {
 	stressOps := []mooncake.Op{mooncake.OpGetInto, mooncake.OpPutFrom, mooncake.OpUpsertFrom, mooncake.OpIsExist,
 		mooncake.OpGet, mooncake.OpPut, mooncake.OpUpsert, mooncake.OpRemove}
 	calls := make([]atomic.Int64, len(stressOps))
-	var tornReads, refusedGets atomic.Int64
+	var tornReads, refusedGets, leftCalls atomic.Int64
+	var withdrawn sync.Map // worker<<32|seq of the puts that returned their context's error
+	// shortCtx is, for one call in six, a context that ends within 40 µs
+	// (a fifth of them before the call starts).
+	shortCtx := func(rng *rand.Rand) (context.Context, context.CancelFunc) {
+		if rng.IntN(6) != 0 {
+			return context.Background(), func() {}
+		}
+		return context.WithTimeout(context.Background(), time.Duration(rng.IntN(50)-10)*time.Microsecond)
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < stressWorkers; w++ {
 		wg.Add(1)
@@ -603,6 +627,7 @@ func TestCombiningStress(t *testing.T) {
 					upsert, copying := p < 10, rng.IntN(2) == 0
 					m.wStarted.Add(1)
 					var err error
+					left := false // the put returned its context's error
 					switch {
 					case upsert && copying:
 						m.upStarted.Add(1)
@@ -616,15 +641,37 @@ func TestCombiningStress(t *testing.T) {
 						m.upDone.Add(1)
 					case copying:
 						calls[5].Add(1)
-						err = other.Put(k, heap[:size])
+						ctx, cancel := shortCtx(rng)
+						err = other.PutContext(ctx, k, heap[:size])
+						cancel()
+						if errors.Is(err, context.DeadlineExceeded) {
+							shape(err, mooncake.OpPut, k)
+							calls[5].Add(-1)
+							withdrawn.Store(uint64(w)<<32|uint64(seq), true)
+							leftCalls.Add(1)
+							err, left = nil, true
+						}
 					case p < 20:
 						calls[1].Add(1)
-						err = st.Raw().PutFrom(k, src, uint64(size))
+						ctx, cancel := shortCtx(rng)
+						sp, e := mem.Span(uint64(src-mem.Addr()), uint64(size))
+						if e != nil {
+							fail("span: %v", e)
+						}
+						err = st.PutFromContext(ctx, k, sp)
+						cancel()
+						if errors.Is(err, context.DeadlineExceeded) {
+							shape(err, mooncake.OpPutFrom, k)
+							calls[1].Add(-1)
+							withdrawn.Store(uint64(w)<<32|uint64(seq), true)
+							leftCalls.Add(1)
+							err, left = nil, true
+						}
 					default:
 						calls[1].Add(1)
 						err = other.Raw().PutFrom(k, src, uint64(size))
 					}
-					if err == nil {
+					if err == nil && !left {
 						m.written.Store(true)
 					}
 					m.wDone.Add(1)
@@ -641,12 +688,13 @@ func TestCombiningStress(t *testing.T) {
 					case err == nil && string(v[:3]) != "pre":
 						fail("append-get %q: the prefix was overwritten", k)
 					case err == nil:
-						if e := stressCheck(v[3:], uint32(ki), started); e != nil {
+						if e := stressCheck(v[3:], uint32(ki), started, &withdrawn); e != nil {
 							torn(upOverlap, "append-get %q: %v", k, e)
 						}
 					case errors.Is(err, mooncake.ErrInvalidParams) && upOverlap && cl.Native:
-						// Upstream's copying get refuses an object an upsert
-						// is replacing (docs/combining.md).
+						// The native copying get reads twice when the first
+						// read fails and the object exists; an upsert that
+						// overlaps both leaves INVALID_PARAMS (docs/combining.md).
 						refusedGets.Add(1)
 					case errors.Is(err, mooncake.ErrObjectNotFound) && (!existed || upOverlap):
 					case errors.Is(err, mooncake.ErrReplicaIsNotReady) && overlap:
@@ -670,7 +718,7 @@ func TestCombiningStress(t *testing.T) {
 					case err == nil && small:
 						fail("get %q into 16 bytes: %d bytes, no error", k, n)
 					case err == nil:
-						if e := stressCheck(buf[stressMaxSize:stressMaxSize+int(n)], uint32(ki), started); e != nil {
+						if e := stressCheck(buf[stressMaxSize:stressMaxSize+int(n)], uint32(ki), started, &withdrawn); e != nil {
 							torn(upOverlap, "get %q: %v", k, e)
 						}
 					case errors.Is(err, mooncake.ErrInvalidParams) && small:
@@ -685,9 +733,15 @@ func TestCombiningStress(t *testing.T) {
 				case p < 95: // exists
 					existed, upDone := m.written.Load(), m.upDone.Load()
 					calls[3].Add(1)
-					ok, err := st.IsExist(k)
+					ctx, cancel := shortCtx(rng)
+					ok, err := st.IsExistContext(ctx, k)
+					cancel()
 					upOverlap := m.upStarted.Load() > upDone
 					switch {
+					case errors.Is(err, context.DeadlineExceeded):
+						shape(err, mooncake.OpIsExist, k)
+						calls[3].Add(-1)
+						leftCalls.Add(1)
 					case err != nil:
 						fail("exists %q: %v", k, err)
 					case ok && m.wStarted.Load() == 0:
@@ -761,7 +815,7 @@ func TestCombiningStress(t *testing.T) {
 		case err != nil && model[i].written.Load():
 			t.Errorf("key %d: %v after writes returned", i, err)
 		case err == nil:
-			if e := stressCheck(v, uint32(i), started); e != nil {
+			if e := stressCheck(v, uint32(i), started, &withdrawn); e != nil {
 				t.Errorf("key %d: %v", i, e)
 			}
 		}
@@ -776,6 +830,8 @@ func TestCombiningStress(t *testing.T) {
 	}
 	assert.NotZero(t, combined, "no call was combined: the test did not test combining")
 	t.Logf("reads overlapping an upsert of their key: %d returned bytes no write stored, %d copying gets refused", tornReads.Load(), refusedGets.Load())
+	t.Logf("calls that returned their context's error: %d", leftCalls.Load())
+	assert.NotZero(t, leftCalls.Load(), "contexts that ended before their calls started")
 }
 
 // TestCombiningDummy: a dummy client with combining on carries queued
@@ -857,4 +913,111 @@ func TestCombiningDummy(t *testing.T) {
 	v, err := peer.Get(key(100))
 	require.NoError(t, err)
 	assert.Equal(t, "copying", string(v))
+}
+
+// TestCombiningContext: the Context variants of the combined calls. A call
+// whose context ends while it is queued behind a crossing leaves the queue
+// and returns the context's error (an *Error naming its op and key) having
+// made no call: its put stores nothing, Stats does not count it, and the
+// calls queued beside it are still served. A call whose context has
+// already ended makes no call even when it would go alone; one with a live
+// context gets its real result.
+func TestCombiningContext(t *testing.T) {
+	st := mooncaketest.NewCluster(t).Open(t, combiningOn)
+	mem := mooncaketest.Memory(t, st, 1<<20)
+	mooncaketest.Fill(mem.Bytes()[:64<<10], 5)
+	src, err := mem.Span(0, 4096)
+	require.NoError(t, err)
+	dst, err := mem.Span(512<<10, 4096)
+	require.NoError(t, err)
+	present := mooncaketest.Key(t, "present")
+	require.NoError(t, st.PutFrom(present, src))
+	val := mem.Bytes()[:4096]
+	type call func(ctx context.Context, key string) error
+	cases := []struct {
+		name  string
+		op    mooncake.Op // the queue it waits in
+		write bool        // it would store key
+		call  call
+	}{
+		{"PutContext", mooncake.OpPut, true, func(ctx context.Context, k string) error { return st.PutContext(ctx, k, val) }},
+		{"UpsertContext", mooncake.OpUpsert, true, func(ctx context.Context, k string) error { return st.UpsertContext(ctx, k, val) }},
+		{"PutFromContext", mooncake.OpPutFrom, true, func(ctx context.Context, k string) error { return st.PutFromContext(ctx, k, src) }},
+		{"UpsertFromContext", mooncake.OpUpsertFrom, true, func(ctx context.Context, k string) error { return st.UpsertFromContext(ctx, k, src) }},
+		{"GetContext", mooncake.OpGet, false, func(ctx context.Context, k string) error { _, err := st.GetContext(ctx, k); return err }},
+		{"AppendGetContext", mooncake.OpGet, false, func(ctx context.Context, k string) error {
+			_, err := st.AppendGetContext(ctx, make([]byte, 0, 8192), k)
+			return err
+		}},
+		{"GetIntoContext", mooncake.OpGetInto, false, func(ctx context.Context, k string) error { _, err := st.GetIntoContext(ctx, k, dst); return err }},
+		{"IsExistContext", mooncake.OpIsExist, false, func(ctx context.Context, k string) error { _, err := st.IsExistContext(ctx, k); return err }},
+		{"RemoveContext", mooncake.OpRemove, false, func(ctx context.Context, k string) error { return st.RemoveContext(ctx, k, false) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			key := mooncaketest.Key(t, "k")
+			if !tc.write { // reads and removes act on an object that exists
+				require.NoError(t, st.PutFrom(key, src))
+			}
+			isCtxErr := func(err error, want error) {
+				t.Helper()
+				require.ErrorIs(t, err, want)
+				var me *mooncake.Error
+				require.ErrorAs(t, err, &me)
+				assert.Equal(t, tc.op, me.Op)
+				assert.Equal(t, key, me.Key)
+			}
+			before := st.Stats().Op(tc.op).Calls
+
+			// A nil context: refused, no call.
+			var none context.Context
+			require.ErrorIs(t, tc.call(none, key), mooncake.ErrInvalidParams)
+
+			// Ended before the call: no call, though the queue is idle.
+			done, cancel := context.WithCancel(context.Background())
+			cancel()
+			isCtxErr(tc.call(done, key), context.Canceled)
+
+			// Ended while queued: it leaves; a neighbour is served.
+			queued, release := mooncake.HoldCombining(st, tc.op)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			errc := make(chan error, 1)
+			go func() { errc <- tc.call(ctx, key) }()
+			waitFor(t, func() bool { return queued() == 1 }, "the call queued")
+			neighbour := make(chan error, 1)
+			go func() { _, err := st.IsExistContext(context.Background(), present); neighbour <- err }()
+			cancel()
+			select {
+			case err := <-errc:
+				isCtxErr(err, context.Canceled)
+			case <-time.After(10 * time.Second):
+				release()
+				t.Fatal("the queued call did not leave when its context ended")
+			}
+			release()
+			if tc.op == mooncake.OpIsExist { // the neighbour shares the held queue
+				require.NoError(t, <-neighbour)
+			}
+			want := before
+			if tc.op == mooncake.OpIsExist {
+				want++ // the neighbour's
+			}
+			assert.Equal(t, want, st.Stats().Op(tc.op).Calls, "a call that left is not counted")
+			ok, err := st.IsExist(key)
+			require.NoError(t, err)
+			assert.Equal(t, !tc.write, ok, "the call that left did nothing")
+
+			// A live context: the real result (a remove's on a key the
+			// check above did not lease).
+			live := key
+			if tc.op == mooncake.OpRemove {
+				live = mooncaketest.Key(t, "unleased")
+				require.NoError(t, st.PutFrom(live, src))
+			}
+			require.NoError(t, tc.call(context.Background(), live))
+			if tc.op != mooncake.OpIsExist {
+				require.NoError(t, <-neighbour)
+			}
+		})
+	}
 }

@@ -138,10 +138,12 @@ type Config struct {
 	// from 64 goroutines lost a quarter to a third when held to four calls
 	// in flight: so the bounds count keys and bytes, not calls
 	// (docs/combining.md). Reads do not degrade that way and are never
-	// bounded. One side effect, measured: upstream's client opens a
-	// connection to the master per concurrent call, so after writes held to
-	// a few at a time, the first burst of many concurrent reads waits
-	// (up to seconds, once) while those connections open. The binding's own
+	// bounded. One side effect, measured: upstream's client holds a
+	// connection to the master per concurrent RPC, opening more as its
+	// concurrency rises, and a loaded master accepts new connections slowly
+	// (its acceptor shares a thread with request handlers); so after writes
+	// held to a few at a time, a first burst of many concurrent batch reads
+	// can wait up to seconds for its new connections. The binding's own
 	// settings, not in upstream's configuration file.
 	BatchWriteKeys  int   `json:"-"`
 	BatchWriteBytes int64 `json:"-"`

@@ -106,6 +106,25 @@
 // CSR offsets, a key longer than MaxKeyLen), the error is an *Error and the
 // results are nil. A batch in which nothing failed allocates nothing.
 //
+// # Contexts
+//
+// The single-key calls that combine have Context variants: GetContext,
+// AppendGetContext, GetIntoContext, PutContext, PutFromContext,
+// UpsertContext, UpsertFromContext, IsExistContext and RemoveContext.
+// Neither backend can abandon a call once it has crossed into C, so the
+// context bounds only the wait before the crossing: a call whose context
+// has ended when it starts, or ends while the call waits in the combining
+// queue (behind a crossing in progress, not yet taken into a batch),
+// returns an *Error wrapping the context's error and has made no call
+// (nothing stored, not counted in Stats); a nil context is refused with
+// ErrInvalidParams. A call taken into a batch, or making its own call,
+// returns its real result when that comes.
+//
+//	err := st.PutContext(ctx, key, value)
+//	if errors.Is(err, context.DeadlineExceeded) {
+//		// this call stored nothing
+//	}
+//
 // # Errors
 //
 // Every method returns *Error (or *BatchError), whose Code is Mooncake's

@@ -279,6 +279,34 @@ func ExampleStore_AppendGet() {
 	// ccc: "value of ccc"
 }
 
+// A request handler's deadline bounds a call's wait to be combined with
+// others; a call that returns the context's error made no call at all.
+func ExampleStore_PutContext() {
+	st, err := mooncake.Open(exampleConfig("putcontext"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := st.PutContext(ctx, "session-42", []byte("kv page")); err != nil {
+		log.Fatal(err)
+	}
+	v, err := st.GetContext(ctx, "session-42")
+	fmt.Printf("%q %v\n", v, err)
+
+	cancel() // ended before the call: nothing crosses
+	err = st.PutContext(ctx, "session-43", []byte("late"))
+	fmt.Println(errors.Is(err, context.Canceled))
+	ok, _ := st.IsExist("session-43")
+	fmt.Println(ok)
+	// Output:
+	// "kv page" <nil>
+	// true
+	// false
+}
+
 // One object from several slices, copied once; and a copying batch.
 func ExampleStore_PutParts() {
 	st, err := mooncake.Open(exampleConfig("parts"))

@@ -1,6 +1,7 @@
 package mooncake
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -15,7 +16,13 @@ import (
 // Mooncake: when key already exists its value is kept and Put returns nil.
 // Use Upsert to replace.
 func (s *Store) Put(key string, value []byte) error {
-	return s.putCopy(OpPut, key, value)
+	return s.putCopy(context.Background(), OpPut, key, value)
+}
+
+// PutContext is Put with a context that bounds the call's wait to be
+// combined: see "Contexts" in the package documentation.
+func (s *Store) PutContext(ctx context.Context, key string, value []byte) error {
+	return s.putCopy(ctx, OpPut, key, value)
 }
 
 // Upsert stores a copy of value under key, replacing any existing object.
@@ -26,32 +33,70 @@ func (s *Store) Put(key string, value []byte) error {
 // the soak; docs/faults.md). Do not upsert a key that other clients may be
 // reading; write a new key and remove the old one without force.
 func (s *Store) Upsert(key string, value []byte) error {
-	return s.putCopy(OpUpsert, key, value)
+	return s.putCopy(context.Background(), OpUpsert, key, value)
 }
 
-func (s *Store) putCopy(op Op, key string, value []byte) error {
+// UpsertContext is Upsert with a context (see "Contexts").
+func (s *Store) UpsertContext(ctx context.Context, key string, value []byte) error {
+	return s.putCopy(ctx, OpUpsert, key, value)
+}
+
+func (s *Store) putCopy(ctx context.Context, op Op, key string, value []byte) error {
 	if s.policyError() != nil {
 		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.policyError()}
 	}
-	if !s.c().gate.Enter() {
-		return closedErr(op, key)
+	c, err := s.enter(ctx, op, key)
+	if err != nil {
+		return err
 	}
-	c := s.c()
 	t0 := now()
 	k := combPut
 	if op == OpUpsert {
 		k = combUpsert
 	}
-	rc, crossed := c.call(k, &combCall{view: s, key: key, buf: value})
+	rc, crossed := c.call(ctx.Done(), k, &combCall{view: s, key: key, buf: value})
 	c.counted(op, t0, rc, uint64(len(value)), crossed)
 	c.gate.Leave()
+	if crossed == 0 {
+		return ctxErr(op, key, ctx.Err())
+	}
 	return codeErr(op, key, rc)
 }
+
+// enter admits a single-key call with a context to the store: ErrClosed
+// when it is closed, a nil context refused, and one that has ended
+// returned as the call's error without a call. The caller must Leave c's
+// gate when err is nil.
+func (s *Store) enter(ctx context.Context, op Op, key string) (c *conn, err error) {
+	c = s.c()
+	if !c.gate.Enter() {
+		return nil, closedErr(op, key)
+	}
+	switch {
+	case ctx == nil:
+		err = &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: errors.New("nil context")}
+	case ctx.Err() != nil:
+		err = ctxErr(op, key, ctx.Err())
+	}
+	if err != nil {
+		c.gate.Leave()
+		return nil, err
+	}
+	return c, nil
+}
+
+// ctxErr is the error of a call whose context ended before it crossed.
+func ctxErr(op Op, key string, err error) error { return &Error{Op: op, Key: key, Err: err} }
 
 // Get returns a copy of the object stored under key. A missing key gives an
 // error matching ErrObjectNotFound.
 func (s *Store) Get(key string) ([]byte, error) {
-	return s.AppendGet(nil, key)
+	return s.appendGet(context.Background(), nil, key)
+}
+
+// GetContext is Get with a context (see "Contexts").
+func (s *Store) GetContext(ctx context.Context, key string) ([]byte, error) {
+	return s.appendGet(ctx, nil, key)
 }
 
 // AppendGet appends a copy of the object stored under key to dst and
@@ -64,15 +109,27 @@ func (s *Store) Get(key string) ([]byte, error) {
 // On error dst is returned unchanged. Like Get, it reads the object once
 // (no separate size query), staged in the client's local buffer.
 func (s *Store) AppendGet(dst []byte, key string) ([]byte, error) {
-	c := s.c()
-	if !c.gate.Enter() {
-		return dst, closedErr(OpGet, key)
+	return s.appendGet(context.Background(), dst, key)
+}
+
+// AppendGetContext is AppendGet with a context (see "Contexts").
+func (s *Store) AppendGetContext(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	return s.appendGet(ctx, dst, key)
+}
+
+func (s *Store) appendGet(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	c, err := s.enter(ctx, OpGet, key)
+	if err != nil {
+		return dst, err
 	}
 	t0 := now()
 	a := combCall{key: key, buf: dst}
-	size, crossed := c.call(combGet, &a)
+	size, crossed := c.call(ctx.Done(), combGet, &a)
 	c.counted(OpGet, t0, size, uint64(max(size, 0)), crossed)
 	c.gate.Leave()
+	if crossed == 0 {
+		return dst, ctxErr(OpGet, key, ctx.Err())
+	}
 	if a.tooBig {
 		return dst, &Error{Op: OpGet, Key: key, Code: ErrBufferOverflow,
 			Err: fmt.Errorf("%d bytes after %d do not fit in a slice", a.size, len(dst))}
@@ -119,7 +176,7 @@ func (s *Store) GetSize(key string) (int64, error) {
 
 // putFrom is every single zero-copy put: the typed PutFrom and UpsertFrom
 // and the Raw ones.
-func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
+func (s *Store) putFrom(ctx context.Context, op Op, key string, addr uintptr, size uint64) error {
 	if size == 0 {
 		// Upstream's put_from/upsert_from report success for an empty buffer
 		// and store nothing; a later Get then finds no object. Refuse instead.
@@ -128,32 +185,38 @@ func (s *Store) putFrom(op Op, key string, addr uintptr, size uint64) error {
 	if s.policyError() != nil {
 		return &Error{Op: op, Key: key, Code: ErrInvalidParams, Err: s.policyError()}
 	}
-	c := s.c()
-	if !c.gate.Enter() {
-		return closedErr(op, key)
+	c, err := s.enter(ctx, op, key)
+	if err != nil {
+		return err
 	}
 	t0 := now()
 	k := combPutFrom
 	if op == OpUpsertFrom {
 		k = combUpsertFrom
 	}
-	rc, crossed := c.call(k, &combCall{view: s, key: key, addr: addr, size: size})
+	rc, crossed := c.call(ctx.Done(), k, &combCall{view: s, key: key, addr: addr, size: size})
 	c.counted(op, t0, rc, size, crossed)
 	c.gate.Leave()
+	if crossed == 0 {
+		return ctxErr(op, key, ctx.Err())
+	}
 	return codeErr(op, key, rc)
 }
 
 // getInto is every single zero-copy get: it reads the object into
 // [addr, addr+size) and returns the object size.
-func (s *Store) getInto(key string, addr uintptr, size uint64) (int64, error) {
-	c := s.c()
-	if !c.gate.Enter() {
-		return 0, closedErr(OpGetInto, key)
+func (s *Store) getInto(ctx context.Context, key string, addr uintptr, size uint64) (int64, error) {
+	c, err := s.enter(ctx, OpGetInto, key)
+	if err != nil {
+		return 0, err
 	}
 	t0 := now()
-	n, crossed := c.call(combGetInto, &combCall{key: key, addr: addr, size: size})
+	n, crossed := c.call(ctx.Done(), combGetInto, &combCall{key: key, addr: addr, size: size})
 	c.counted(OpGetInto, t0, n, uint64(max(n, 0)), crossed)
 	c.gate.Leave()
+	if crossed == 0 {
+		return 0, ctxErr(OpGetInto, key, ctx.Err())
+	}
 	if n < 0 {
 		return 0, codeErr(OpGetInto, key, n)
 	}
@@ -162,14 +225,26 @@ func (s *Store) getInto(key string, addr uintptr, size uint64) (int64, error) {
 
 // IsExist reports whether key exists.
 func (s *Store) IsExist(key string) (bool, error) {
-	c := s.c()
-	if !c.gate.Enter() {
-		return false, closedErr(OpIsExist, key)
+	return s.isExist(context.Background(), key)
+}
+
+// IsExistContext is IsExist with a context (see "Contexts").
+func (s *Store) IsExistContext(ctx context.Context, key string) (bool, error) {
+	return s.isExist(ctx, key)
+}
+
+func (s *Store) isExist(ctx context.Context, key string) (bool, error) {
+	c, err := s.enter(ctx, OpIsExist, key)
+	if err != nil {
+		return false, err
 	}
 	t0 := now()
-	r, crossed := c.call(combIsExist, &combCall{key: key})
+	r, crossed := c.call(ctx.Done(), combIsExist, &combCall{key: key})
 	c.counted(OpIsExist, t0, r, 0, crossed)
 	c.gate.Leave()
+	if crossed == 0 {
+		return false, ctxErr(OpIsExist, key, ctx.Err())
+	}
 	if r < 0 {
 		return false, codeErr(OpIsExist, key, r)
 	}
@@ -182,18 +257,30 @@ func (s *Store) IsExist(key string) (bool, error) {
 // force frees the memory at once: a get still copying from it may return
 // the bytes of whatever is stored there next (docs/faults.md).
 func (s *Store) Remove(key string, force bool) error {
-	c := s.c()
-	if !c.gate.Enter() {
-		return closedErr(OpRemove, key)
+	return s.remove(context.Background(), key, force)
+}
+
+// RemoveContext is Remove with a context (see "Contexts").
+func (s *Store) RemoveContext(ctx context.Context, key string, force bool) error {
+	return s.remove(ctx, key, force)
+}
+
+func (s *Store) remove(ctx context.Context, key string, force bool) error {
+	c, err := s.enter(ctx, OpRemove, key)
+	if err != nil {
+		return err
 	}
 	t0 := now()
 	k := combRemove
 	if force {
 		k = combRemoveForce
 	}
-	rc, crossed := c.call(k, &combCall{key: key})
+	rc, crossed := c.call(ctx.Done(), k, &combCall{key: key})
 	c.counted(OpRemove, t0, rc, 0, crossed)
 	c.gate.Leave()
+	if crossed == 0 {
+		return ctxErr(OpRemove, key, ctx.Err())
+	}
 	return codeErr(OpRemove, key, rc)
 }
 

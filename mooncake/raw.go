@@ -1,6 +1,8 @@
 package mooncake
 
 import (
+	"context"
+
 	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 )
 
@@ -28,19 +30,19 @@ func (s *Store) Raw() Raw { return Raw{s: s} }
 // addr must point into registered memory that stays mapped during the
 // call, never Go heap memory. size 0 is refused with ErrInvalidParams.
 func (r Raw) PutFrom(key string, addr uintptr, size uint64) error {
-	return r.s.putFrom(OpPutFrom, key, addr, size)
+	return r.s.putFrom(context.Background(), OpPutFrom, key, addr, size)
 }
 
 // UpsertFrom is PutFrom that replaces an existing object.
 func (r Raw) UpsertFrom(key string, addr uintptr, size uint64) error {
-	return r.s.putFrom(OpUpsertFrom, key, addr, size)
+	return r.s.putFrom(context.Background(), OpUpsertFrom, key, addr, size)
 }
 
 // GetInto reads the object stored under key into [addr, addr+size) and
 // returns its size (upstream's get_into); a size smaller than the object
 // fails with ErrInvalidParams.
 func (r Raw) GetInto(key string, addr uintptr, size uint64) (int64, error) {
-	return r.s.getInto(key, addr, size)
+	return r.s.getInto(context.Background(), key, addr, size)
 }
 
 // BatchPutFrom stores, for each key i, sizes[i] bytes at addrs[i]

@@ -1,6 +1,7 @@
 package mooncake
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -94,30 +95,45 @@ func spanAddr(op Op, key string, sp hostmem.Span) (uintptr, error) {
 // before the call. Write-once, like Put. An empty span is refused with
 // ErrInvalidParams (upstream would report success and store nothing).
 func (s *Store) PutFrom(key string, sp hostmem.Span) error {
+	return s.PutFromContext(context.Background(), key, sp)
+}
+
+// PutFromContext is PutFrom with a context (see "Contexts").
+func (s *Store) PutFromContext(ctx context.Context, key string, sp hostmem.Span) error {
 	a, err := spanAddr(OpPutFrom, key, sp)
 	if err != nil {
 		return err
 	}
-	return s.putFrom(OpPutFrom, key, a, sp.Len())
+	return s.putFrom(ctx, OpPutFrom, key, a, sp.Len())
 }
 
 // UpsertFrom is PutFrom that replaces an existing object (see Upsert for
 // what a reader may see).
 func (s *Store) UpsertFrom(key string, sp hostmem.Span) error {
+	return s.UpsertFromContext(context.Background(), key, sp)
+}
+
+// UpsertFromContext is UpsertFrom with a context (see "Contexts").
+func (s *Store) UpsertFromContext(ctx context.Context, key string, sp hostmem.Span) error {
 	a, err := spanAddr(OpUpsertFrom, key, sp)
 	if err != nil {
 		return err
 	}
-	return s.putFrom(OpUpsertFrom, key, a, sp.Len())
+	return s.putFrom(ctx, OpUpsertFrom, key, a, sp.Len())
 }
 
 // GetInto reads the object stored under key into sp (registered memory,
 // as for PutFrom) and returns the object size. sp may be larger than the
 // object; a smaller one fails with ErrInvalidParams.
 func (s *Store) GetInto(key string, sp hostmem.Span) (int64, error) {
+	return s.GetIntoContext(context.Background(), key, sp)
+}
+
+// GetIntoContext is GetInto with a context (see "Contexts").
+func (s *Store) GetIntoContext(ctx context.Context, key string, sp hostmem.Span) (int64, error) {
 	a, err := spanAddr(OpGetInto, key, sp)
 	if err != nil {
 		return 0, err
 	}
-	return s.getInto(key, a, sp.Len())
+	return s.getInto(ctx, key, a, sp.Len())
 }

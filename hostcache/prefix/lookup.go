@@ -98,8 +98,10 @@ func (l *Lookup) Stats() LookupStats {
 // missing key does, as in SGLang; when it is the key at which counting
 // stopped, the *LookupError is returned with the Result, so the caller can
 // tell an absent page from an unanswered one. A call that failed as a whole
-// returns Pages 0 and the error. The context is checked before the call;
-// a request queued behind another's call waits for its answer.
+// returns Pages 0 and the error. The context is checked before the call,
+// and a request queued behind another's call leaves the queue when the
+// context ends (returning its error, with nothing checked); one taken into
+// a call waits for its answer.
 func (l *Lookup) Lookup(ctx context.Context, prior *Digest, tokens []uint32) (Result, error) {
 	sc := l.scratch.Get().(*lookupScratch)
 	defer l.scratch.Put(sc)
@@ -140,8 +142,13 @@ func (l *Lookup) check(ctx context.Context, sc *lookupScratch) (Result, error) {
 	l.lookups.Add(1)
 	if l.queue.TryAcquire() {
 		l.lead(sc)
-	} else if o := l.queue.Join(sc, nil); o == combine.Alone || o == combine.Lead {
-		l.lead(sc)
+	} else {
+		switch l.queue.Join(sc, ctx.Done()) {
+		case combine.Alone, combine.Lead:
+			l.lead(sc)
+		case combine.Left: // nothing was sent for it
+			return r, ctx.Err()
+		}
 	}
 	return l.count(sc, r)
 }

@@ -396,6 +396,47 @@ func TestLookupCombines(t *testing.T) {
 	}
 }
 
+// TestLookupLeavesOnContext: a request queued behind a call in flight
+// returns its context's error when the context ends, and is not carried
+// by the next call; the other queued requests are.
+func TestLookupLeavesOnContext(t *testing.T) {
+	h, s := setup(t, Plain)
+	gate := make(chan struct{})
+	g := &gatedExister{fakeExister: &fakeExister{present: map[string]bool{}}, gate: gate, entered: make(chan struct{})}
+	l := NewLookup(h, s, g)
+	go func() { _, _ = l.Lookup(context.Background(), nil, seq(4, 1)) }()
+	<-g.entered
+	ctx, cancel := context.WithCancel(context.Background())
+	leaving := make(chan error, 1)
+	go func() { _, err := l.Lookup(ctx, nil, seq(8, 2)); leaving <- err }()
+	staying := make(chan error, 1)
+	go func() { _, err := l.Lookup(context.Background(), nil, seq(12, 3)); staying <- err }()
+	for l.queued() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-leaving:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the request whose context ended: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		close(gate)
+		t.Fatal("a queued request did not leave when its context ended")
+	}
+	close(gate)
+	if err := <-staying; err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	// Keys per call: the gated request's 4, then the staying one's 12 alone
+	// (with the request that left, 20).
+	if len(g.sizes) != 2 || g.sizes[1] != 12 {
+		t.Errorf("calls of %v keys, want [4 12]: the request that left is not carried", g.sizes)
+	}
+}
+
 // TestLookupCombinedFailure: a combined call that fails as a whole fails
 // every request it carried.
 func TestLookupCombinedFailure(t *testing.T) {
