@@ -16,7 +16,9 @@ const maxCallers = 256
 // warm up together, so the warm-up reaches the case's concurrency (upstream's
 // client opens a master connection per concurrent RPC, and under load the
 // master accepts new ones slowly: docs/combining.md); then all of them start
-// at once and stop at the same deadline. The window from start to the last
+// at once and stop at the same deadline, and none goes on to its cleanup
+// before the last has stopped (as bench_python.py's CallerGroup). The
+// window from start to the last
 // caller's stop is what throughput and CPU time are measured over, since
 // with several callers the sum of latencies is not time spent.
 type callerGroup struct {
@@ -65,22 +67,30 @@ func (g *callerGroup) warmUp() {
 
 var errAborted = errors.New("another caller failed")
 
-// measure is one caller's measured phase: it waits for the start, then
-// runs s until limit has passed since the start.
+// measure is one caller's measured phase: it waits for the start, runs s
+// until limit has passed since the start, then waits until every caller
+// has stopped. The last wait keeps what a caller does after its window
+// (its cleanup's RemoveByRegex, a std::regex pass over every key that
+// holds one of the master's two RPC threads) from landing among the
+// other callers' last requests: without it, 64-caller 1,024-key cases had
+// requests stalled 1-4 s behind those scans (docs/combining.md).
 func (g *callerGroup) measure(limit time.Duration, s step) (*recorder, error) {
 	g.ready.Done()
-	defer g.done.Done()
 	select {
 	case <-g.start:
 	case <-g.abort:
+		g.done.Done()
 		return nil, errAborted
 	}
 	rec := newRecorder(1 << 12)
 	for rec.requests == 0 || time.Since(g.t0) < limit {
 		if err := s(rec); err != nil {
+			g.done.Done()
 			return nil, err
 		}
 	}
+	g.done.Done()
+	g.done.Wait()
 	return rec, nil
 }
 

@@ -49,3 +49,63 @@ func TestCallerGroupWarmsUpTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestCallerGroupStopsTogether checks that no caller leaves its measured
+// phase (for its cleanup) while another caller's request is still running,
+// and that a caller whose request fails does not hold the others.
+func TestCallerGroupStopsTogether(t *testing.T) {
+	for _, failing := range []bool{false, true} {
+		const n = 3
+		g := newCallerGroup(n)
+		release := make(chan struct{})
+		left := make(chan int, n)
+		errs := make([]error, n)
+		for k := 0; k < n; k++ {
+			go func() {
+				errs[k] = func() error {
+					_, err := g.measure(0, func(rec *recorder) error {
+						rec.add(time.Microsecond, 1, 1)
+						if k == 0 {
+							<-release // the slow caller's last request
+						}
+						if k == 1 && failing {
+							return errAborted
+						}
+						return nil
+					})
+					return err
+				}()
+				left <- k
+			}()
+		}
+		g.ready.Wait()
+		g.t0 = time.Now()
+		close(g.start)
+		if failing {
+			if k := <-left; k != 1 {
+				t.Fatalf("caller %d left first; want the failing caller 1", k)
+			}
+		}
+		select {
+		case k := <-left:
+			t.Fatalf("failing=%v: caller %d left its measured phase while caller 0's request ran", failing, k)
+		case <-time.After(50 * time.Millisecond):
+		}
+		close(release)
+		remaining := n
+		if failing {
+			remaining--
+		}
+		for range remaining {
+			select {
+			case <-left:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("failing=%v: the callers did not leave after the last request", failing)
+			}
+		}
+		g.done.Wait()
+		if failing && errs[1] == nil {
+			t.Errorf("the failing caller returned no error")
+		}
+	}
+}
