@@ -133,8 +133,8 @@ type Config struct {
 	// negative value sets no bound. Upstream's client and master do less
 	// per second with many batch puts in flight than with a few: with the
 	// defaults, 64 goroutines each putting 1,024 x 4 KiB objects moved
-	// 1.3-1.6x as many keys per second as unbounded, and 64 putting HiCache
-	// requests of 128 pages (9 MiB each) 1.6-1.9x, while batches of 8 keys
+	// 1.1-1.2x as many keys per second as unbounded, and 64 putting HiCache
+	// requests of 128 pages (9 MiB each) 1.9-2.0x, while batches of 8 keys
 	// from 64 goroutines lost a quarter to a third when held to four calls
 	// in flight: so the bounds count keys and bytes, not calls
 	// (docs/combining.md). Reads do not degrade that way and are never

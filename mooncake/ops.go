@@ -302,6 +302,9 @@ func (s *Store) remove(ctx context.Context, key string, force bool) error {
 // ErrInvalidParams wrapping ErrPatternRefused. The embedded engine matches
 // the subset in time linear in the key; the master's backtracking still
 // costs a polynomial in the key's length, negligible for ordinary keys.
+// Each call scans every key on one of the master's few RPC threads, and
+// other clients' calls queued on that thread wait for it: where the keys
+// are known, BatchRemove is cheaper for everyone (docs/combining.md).
 //
 //	st.RemoveByRegex("^sglang/[0-9a-f]+_k$", false) // keys of one kind
 //	st.RemoveByRegex("^tenant-7/.*", true)          // a prefix
