@@ -1,5 +1,5 @@
-// mcbench_c: the C floor of the benchmarks. It runs the single-call and
-// raw multi-buffer cases of an mcbench plan through mooncake-go's C ABI
+// mcbench_c: the C floor of the benchmarks. It runs the single-call,
+// zero-copy batch and raw multi-buffer cases of an mcbench plan through mooncake-go's C ABI
 // (mcgo/store.h, linked against libmcgo_native.so) in plain loops, the same
 // calls cmd/mcbench makes through cgo, so that the report can say how far
 // the Go binding (and upstream's Python client) is from a caller that pays
@@ -7,8 +7,8 @@
 //
 // It speaks the serve protocol of cmd/internal/benchdrive: it opens its store,
 // prefaults its segment, writes a Run header line, then answers every case
-// name read on stdin with one JSON line. Cases it does not run (batches,
-// HiCache, copies, the Go client's combining twins) get an empty result
+// name read on stdin with one JSON line. Cases it does not run (copying
+// batches, HiCache, copies, the Go client's combining twins) get an empty result
 // list, which the drive skips. Its
 // measuring is mcbench's, step for step: the same keys, dataset, warm-up,
 // busy-time limit, generations of fresh keys and percentile definition
@@ -375,6 +375,77 @@ bool multi_case(const Case &c) {
   return !c.combining && c.callers <= 1 && (c.scenario == "multi_put" || c.scenario == "multi_get");
 }
 
+// batch_case: the zero-copy batches of write_perf / read_perf (one buffer
+// per key), which mcbench makes through Raw's BatchPutFrom / BatchGetInto.
+bool batch_case(const Case &c) {
+  return !c.combining && c.batch > 1 && c.buffers <= 1 && c.api == "zcopy" &&
+         (c.scenario == "write_perf" || c.scenario == "read_perf");
+}
+
+// run_batch is write_perf / read_perf of c.batch zero-copy keys per call
+// (runner.go's kv with newKVRig: one registered span written from, one
+// read into; reads cycle through a prepared dataset of c.objects keys).
+// Packing the keys is inside the clock, as Raw packs them inside its call.
+bool run_batch(CaseRun &cr, Recorder *rec) {
+  const Case &c = cr.c;
+  mcgo_store *st = cr.b->st;
+  const size_t size = c.value_size, n = c.batch, span = n * size;
+  Mem mem(2 * span, cr.b->set.thp);
+  if (mcgo_store_register_buffer(st, mem.addr(), mem.n) != 0) return false;
+  std::memset(mem.p, 0x5a, span);
+  std::vector<uintptr_t> waddr(n), raddr(n);
+  std::vector<uint64_t> sizes(n, size);
+  std::vector<int64_t> res(n);
+  for (size_t i = 0; i < n; i++) {
+    waddr[i] = mem.addr(i * size);
+    raddr[i] = mem.addr(span + i * size);
+  }
+  Packed pk;
+  std::vector<std::string> keys;
+  auto count = [&](Recorder &r, int64_t d, int32_t rc, bool read) {
+    long failed = 0;
+    for (size_t i = 0; i < n; i++)
+      failed += rc != 0 || (read ? res[i] != static_cast<int64_t>(size) : res[i] != 0);
+    r.add(d, static_cast<long>(n), static_cast<int64_t>(n - failed) * static_cast<int64_t>(size));
+    r.errors += failed;
+  };
+  bool ok = true;
+  if (c.scenario == "write_perf") {
+    ok = cr.drive(rec, [&](Recorder &r) {
+      cr.fresh(&keys, static_cast<long>(n), static_cast<long long>(span));
+      int64_t t0 = now_ns();
+      pk.pack(keys, 0, n);
+      int32_t rc = mcgo_store_batch_put_from(st, pk.bytes.data(), pk.offs.data(), n, waddr.data(), sizes.data(),
+                                             cr.b->rc, res.data());
+      count(r, now_ns() - t0, rc, false);
+    });
+  } else {
+    std::vector<std::string> data;
+    for (long i = 0; i < c.objects; i++) data.push_back(cr.key('d', 0, i));
+    for (size_t lo = 0; lo < data.size(); lo += n) {
+      size_t m = std::min(n, data.size() - lo);
+      pk.pack(data, lo, m);
+      int32_t rc = mcgo_store_batch_put_from(st, pk.bytes.data(), pk.offs.data(), m, waddr.data(), sizes.data(),
+                                             cr.b->rc, res.data());
+      if (rc != 0 || std::any_of(res.begin(), res.begin() + m, [](int64_t v) { return v != 0; })) {
+        mcgo_store_unregister_buffer(st, mem.addr());
+        return false;
+      }
+    }
+    size_t cursor = 0;
+    ok = cr.drive(rec, [&](Recorder &r) {
+      int64_t t0 = now_ns();
+      pk.pack(data, cursor, n);
+      cursor = (cursor + n) % data.size();
+      int32_t rc = mcgo_store_batch_get_into(st, pk.bytes.data(), pk.offs.data(), n, raddr.data(), sizes.data(),
+                                             res.data());
+      count(r, now_ns() - t0, rc, true);
+    });
+  }
+  mcgo_store_unregister_buffer(st, mem.addr());
+  return ok;
+}
+
 // run_single is write_perf / read_perf of one key per call (runner.go's put
 // and get for Batch 1): put / get_begin+get_finish into one reused buffer,
 // or put_from / get_into registered memory. It returns false when a call
@@ -481,7 +552,7 @@ class Caller {
   bool done_ = false;
 };
 
-// run_callers runs a single-call case with c.callers threads, each a
+// run_callers runs a single-call or batch case with c.callers threads, each a
 // CaseRun of its own, and returns one result over all of them (throughput
 // and CPU over the common window), or "" when a caller failed.
 std::string run_callers(Bench &b, const Case &c, int idx) {
@@ -498,7 +569,7 @@ std::string run_callers(Bench &b, const Case &c, int idx) {
   std::vector<std::unique_ptr<Caller>> threads;
   for (int k = 0; k < n; k++) {
     threads.push_back(std::make_unique<Caller>([&, k] {
-      oks[k] = run_single(*runs[k], &recs[k]);
+      oks[k] = batch_case(c) ? run_batch(*runs[k], &recs[k]) : run_single(*runs[k], &recs[k]);
       if (!runs[k]->entered) g.abort();  // failed before the start: release the others
     }));
   }
@@ -704,17 +775,17 @@ int main(int argc, char **argv) {
     std::string reply;
     if (c == nullptr) {
       reply = "{\"results\":[],\"error\":\"no case " + line + " in the plan\"}";
-    } else if (!single_case(*c) && !multi_case(*c)) {
+    } else if (!single_case(*c) && !multi_case(*c) && !batch_case(*c)) {
       reply = "{\"results\":[]}";  // not a case of the floor
     } else {
       std::string r;
-      if (single_case(*c) && c->callers > 1) {
+      if ((single_case(*c) || batch_case(*c)) && c->callers > 1) {
         r = run_callers(b, *c, seq);
       } else {
         CaseRun cr(&b, *c, seq, b.run, b.set.gen_bytes);
         Recorder rec;
         if (multi_case(*c)) r = run_multi(cr);
-        else if (run_single(cr, &rec)) r = result_json(*c, rec);
+        else if (batch_case(*c) ? run_batch(cr, &rec) : run_single(cr, &rec)) r = result_json(*c, rec);
         b.remove_prefix(cr.prefix());
       }
       reply = r.empty() ? "{\"results\":[],\"error\":\"" + line + ": a store call failed while preparing\"}"
