@@ -1,15 +1,16 @@
 // mcbench_c: the C floor of the benchmarks. It runs the single-call,
-// zero-copy batch and raw multi-buffer cases of an mcbench plan through mooncake-go's C ABI
-// (mcgo/store.h, linked against libmcgo_native.so) in plain loops, the same
-// calls cmd/mcbench makes through cgo, so that the report can say how far
+// zero-copy batch and raw multi-buffer cases of an mcbench plan through
+// mooncake-go's C ABI (mcgo/store.h, linked against libmcgo_native.so) in
+// plain loops, the same calls cmd/mcbench makes through cgo, so that the
+// report can say how far
 // the Go binding (and upstream's Python client) is from a caller that pays
 // nothing but the calls themselves.
 //
 // It speaks the serve protocol of cmd/internal/benchdrive: it opens its store,
 // prefaults its segment, writes a Run header line, then answers every case
 // name read on stdin with one JSON line. Cases it does not run (copying
-// batches, HiCache, copies, the Go client's combining twins) get an empty result
-// list, which the drive skips. Its
+// batches, HiCache, copies, the Go client's combining twins) get an empty
+// result list, which the drive skips. Its
 // measuring is mcbench's, step for step: the same keys, dataset, warm-up,
 // busy-time limit, generations of fresh keys and percentile definition
 // (cmd/mcbench/runner.go, hicache.go), and for the single calls with
@@ -552,6 +553,10 @@ class Caller {
   bool done_ = false;
 };
 
+// run_kv runs a write_perf / read_perf case of the floor: one key or a
+// zero-copy batch per call.
+bool run_kv(CaseRun &cr, Recorder *rec) { return batch_case(cr.c) ? run_batch(cr, rec) : run_single(cr, rec); }
+
 // run_callers runs a single-call or batch case with c.callers threads, each a
 // CaseRun of its own, and returns one result over all of them (throughput
 // and CPU over the common window), or "" when a caller failed.
@@ -569,7 +574,7 @@ std::string run_callers(Bench &b, const Case &c, int idx) {
   std::vector<std::unique_ptr<Caller>> threads;
   for (int k = 0; k < n; k++) {
     threads.push_back(std::make_unique<Caller>([&, k] {
-      oks[k] = batch_case(c) ? run_batch(*runs[k], &recs[k]) : run_single(*runs[k], &recs[k]);
+      oks[k] = run_kv(*runs[k], &recs[k]);
       if (!runs[k]->entered) g.abort();  // failed before the start: release the others
     }));
   }
@@ -785,7 +790,7 @@ int main(int argc, char **argv) {
         CaseRun cr(&b, *c, seq, b.run, b.set.gen_bytes);
         Recorder rec;
         if (multi_case(*c)) r = run_multi(cr);
-        else if (batch_case(*c) ? run_batch(cr, &rec) : run_single(cr, &rec)) r = result_json(*c, rec);
+        else if (run_kv(cr, &rec)) r = result_json(*c, rec);
         b.remove_prefix(cr.prefix());
       }
       reply = r.empty() ? "{\"results\":[],\"error\":\"" + line + ": a store call failed while preparing\"}"

@@ -76,21 +76,28 @@ var errAborted = errors.New("another caller failed")
 // requests stalled 1-4 s behind those scans (docs/combining.md).
 func (g *callerGroup) measure(limit time.Duration, s step) (*recorder, error) {
 	g.ready.Done()
+	rec, err := g.run(limit, s)
+	g.done.Done()
+	if err != nil {
+		return nil, err // an aborted or failed caller holds nobody
+	}
+	g.done.Wait()
+	return rec, nil
+}
+
+// run waits for the start, then runs s until limit has passed since it.
+func (g *callerGroup) run(limit time.Duration, s step) (*recorder, error) {
 	select {
 	case <-g.start:
 	case <-g.abort:
-		g.done.Done()
 		return nil, errAborted
 	}
 	rec := newRecorder(1 << 12)
 	for rec.requests == 0 || time.Since(g.t0) < limit {
 		if err := s(rec); err != nil {
-			g.done.Done()
 			return nil, err
 		}
 	}
-	g.done.Done()
-	g.done.Wait()
 	return rec, nil
 }
 
