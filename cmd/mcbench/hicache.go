@@ -123,6 +123,9 @@ func (cr *caseRun) hicache() ([]Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := cr.placement(cr.nextID, func(k *hostmem.Keys, id int) { cr.pageStoreKeys(be, k, cr.pageKey('w', cr.gen, id)) }, rec); err != nil {
+			return nil, err
+		}
 		return []Result{cr.result(rec)}, nil
 	}
 
@@ -177,7 +180,17 @@ func (cr *caseRun) hicache() ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cr.placement(len(data), func(k *hostmem.Keys, id int) { cr.pageStoreKeys(be, k, data[id]) }, rec); err != nil {
+		return nil, err
+	}
 	return []Result{cr.result(rec)}, nil
+}
+
+// pageStoreKeys appends the store keys the backend keeps page under.
+func (cr *caseRun) pageStoreKeys(be *hc.Backend, k *hostmem.Keys, page string) {
+	for _, key := range be.KeyScheme().V1Keys([]string{page}) {
+		k.Append(key)
+	}
 }
 
 // refRegion is the cold side of the memcpy reference: a region as large as

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/mooncake-go/mooncake-go/mooncake"
@@ -117,6 +118,43 @@ func (cr *caseRun) removeGen(page bool) error {
 		var per *mooncake.BatchError
 		if cr.rmRes, err = cr.st.BatchRemove(&cr.rmKeys, true, cr.rmRes); err != nil && !errors.As(err, &per) {
 			return err
+		}
+	}
+	return nil
+}
+
+// placementSample is how many objects placement looks up.
+const placementSample = 1024
+
+// placement counts, in an even sample of the case's n objects (keys
+// appends the store keys of object id), those with a replica outside this
+// client's own segment (-own-segment), outside the clock: upstream places
+// an object elsewhere when the preferred segment cannot hold it, and such
+// an object moves over the network instead of by memcpy, which the case's
+// figures alone would not tell.
+func (cr *caseRun) placement(n int, keys func(k *hostmem.Keys, id int), rec *recorder) error {
+	pref := cr.st.ReplicateConfig().PreferredSegments
+	if len(pref) == 0 || n == 0 {
+		return nil
+	}
+	step := (n + placementSample - 1) / placementSample
+	cr.rmKeys.Reset()
+	for id := 0; id < n; id += step {
+		keys(&cr.rmKeys, id)
+	}
+	reps, res, err := cr.st.BatchGetReplicaDesc(&cr.rmKeys, cr.rmRes)
+	cr.rmRes = res
+	var per *mooncake.BatchError
+	if err != nil && !errors.As(err, &per) {
+		return fmt.Errorf("placement: %w", err)
+	}
+	for i, rs := range reps {
+		if res[i] < 0 {
+			continue // gone already (a failed put): not placed anywhere
+		}
+		rec.placed++
+		if slices.ContainsFunc(rs, func(r mooncake.Replica) bool { return r.Location != pref[0] }) {
+			rec.offSegment++
 		}
 	}
 	return nil
@@ -488,6 +526,9 @@ func (cr *caseRun) kv() ([]Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := cr.placement(cr.nextID, func(k *hostmem.Keys, id int) { k.Append(cr.key('w', cr.gen, id)) }, rec); err != nil {
+			return nil, err
+		}
 		return []Result{rec.result(c)}, nil
 	case scVerifyWrite:
 		return cr.verifyWrite(r)
@@ -506,6 +547,9 @@ func (cr *caseRun) kv() ([]Result, error) {
 			return cr.get(r, keys, nil, rec)
 		})
 		if err != nil {
+			return nil, err
+		}
+		if err := cr.placement(len(data), func(k *hostmem.Keys, id int) { k.Append(data[id]) }, rec); err != nil {
 			return nil, err
 		}
 		return []Result{rec.result(c)}, nil

@@ -27,6 +27,9 @@ type recorder struct {
 	// comb, for a combining twin, is the store's combining counters over
 	// the measured window.
 	comb *combCounters
+	// placed and offSegment are placement's sample: keys looked up, and
+	// those with a replica outside this client's own segment.
+	placed, offSegment int
 }
 
 func newRecorder(hint int) *recorder {
@@ -53,6 +56,7 @@ func (r *recorder) result(c Case) Result {
 	if r.keys > 0 {
 		res.CPUUsPerOp = float64(r.cpu) / 1e3 / float64(r.keys)
 	}
+	res.PlacedKeys, res.OffSegmentKeys = r.placed, r.offSegment
 	if k := r.comb; k != nil {
 		res.SingleCalls, res.CombinedCalls, res.CombinedBatches, res.CombinedBatchSizes = k.calls, k.combined, k.batches, k.sizes
 	}
@@ -83,6 +87,8 @@ func (r *recorder) merge(o *recorder) {
 	r.bytes += o.bytes
 	r.errors += o.errors
 	r.outside += o.outside
+	r.placed += o.placed
+	r.offSegment += o.offSegment
 }
 
 // percentile interpolates linearly between the closest ranks of sorted

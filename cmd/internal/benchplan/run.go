@@ -56,6 +56,12 @@ type Result struct {
 	CombinedCalls      uint64   `json:"combined_calls,omitempty"`
 	CombinedBatches    uint64   `json:"combined_batches,omitempty"`
 	CombinedBatchSizes []uint64 `json:"combined_batch_sizes,omitempty"`
+	// With -own-segment, a sample of the case's objects (PlacedKeys, looked
+	// up after the measured requests) and those of them with a replica
+	// outside the client's own segment (OffSegmentKeys): objects that move
+	// over the network, not by memcpy. The Go client's only.
+	PlacedKeys     int `json:"placed_keys,omitempty"`
+	OffSegmentKeys int `json:"off_segment_keys,omitempty"`
 }
 
 // ServeReply is a client's answer to one case name in serve mode (mcbench
