@@ -102,6 +102,11 @@ type Row struct {
 	P99Target        float64 `json:"p99_target,omitempty"`
 	CallersCPUTarget float64 `json:"callers_cpu_target,omitempty"`
 	AloneTarget      bool    `json:"alone_target,omitempty"`
+	// The Go client's placement samples over all runs (-own-segment): the
+	// objects looked up, and those with a replica outside the client's own
+	// segment (moved over the network rather than by memcpy).
+	GoPlacedKeys     int `json:"go_placed_keys,omitempty"`
+	GoOffSegmentKeys int `json:"go_off_segment_keys,omitempty"`
 	// Case is what was measured; the summary leaves it out, since the name
 	// says it and the table does not need it.
 	Case benchplan.Case `json:"-"`
@@ -355,6 +360,7 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 		// combining counters, summed over the runs
 		single, combined, batches uint64
 		sizes                     []uint64
+		placed, offSegment        int
 	}
 	collect := func(runs []benchplan.Run) (map[string]*series, []string, error) {
 		m := map[string]*series{}
@@ -385,6 +391,8 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 				if res.MemcpyGBps > 0 {
 					s.memcpyFrac = append(s.memcpyFrac, res.GBps/res.MemcpyGBps)
 				}
+				s.placed += res.PlacedKeys
+				s.offSegment += res.OffSegmentKeys
 				s.single += res.SingleCalls
 				s.combined += res.CombinedCalls
 				s.batches += res.CombinedBatches
@@ -434,7 +442,8 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 			GoP50Us: median(g.p50), PythonP50Us: median(p.p50), GoP99Us: median(g.p99), PythonP99Us: median(p.p99),
 			GoP999Us: median(g.p9), PythonP999Us: median(p.p9),
 			GoOutsideUs: median(g.outside), PythonOutsideUs: median(p.outside), GoMeanUs: median(g.mean), PythonMeanUs: median(p.mean),
-			Callers: g.c.Callers, GoCPUUsPerOp: median(g.cpu), PythonCPUUsPerOp: median(p.cpu)}
+			Callers: g.c.Callers, GoCPUUsPerOp: median(g.cpu), PythonCPUUsPerOp: median(p.cpu),
+			GoPlacedKeys: g.placed, GoOffSegmentKeys: g.offSegment}
 		r.CPURatio, _, _ = paired(g.cpu, p.cpu)
 		r.P50Ratio, _, _ = paired(g.p50, p.p50)
 		if r.PythonOpsPerS > 0 {

@@ -203,6 +203,7 @@ func Markdown(rows []Row, m Meta) string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(placement(rows))
 	if len(missed) == 0 {
 		b.WriteString("Every target is met.\n")
 	} else {
@@ -212,6 +213,31 @@ func Markdown(rows []Row, m Meta) string {
 		}
 	}
 	return b.String()
+}
+
+// placement is the report's line on where the Go client's objects were:
+// every client puts its objects in its own segment, so that a case
+// measures memcpy transfers; an object upstream placed elsewhere (the
+// segment could not hold it) moved over the network, and the cases where
+// that happened are named.
+func placement(rows []Row) string {
+	var placed, off int
+	var where []string
+	for _, r := range rows {
+		placed += r.GoPlacedKeys
+		off += r.GoOffSegmentKeys
+		if r.GoOffSegmentKeys > 0 {
+			where = append(where, fmt.Sprintf("`%s` %d of %d", r.Scenario, r.GoOffSegmentKeys, r.GoPlacedKeys))
+		}
+	}
+	if placed == 0 {
+		return ""
+	}
+	if off == 0 {
+		return fmt.Sprintf("Placement: of %d objects sampled after the Go client's write and read cases, every one was in the client's own segment.\n\n", placed)
+	}
+	return fmt.Sprintf("Placement: of %d objects sampled after the Go client's write and read cases, %d were outside the client's own segment "+
+		"(moved over the network, not by memcpy): %s.\n\n", placed, off, strings.Join(where, ", "))
 }
 
 // AATable is the A/A check's table: client A and client B are the same Go

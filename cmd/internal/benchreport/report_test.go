@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"image/png"
 	"io"
 	"math"
@@ -409,4 +410,49 @@ func TestCompareTE(t *testing.T) {
 	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) {
 		t.Errorf("chart: %v", err)
 	}
+}
+
+// TestPlacement: the report sums the Go client's placement samples over
+// the runs and names the cases with objects outside the client's segment.
+func TestPlacement(t *testing.T) {
+	plan := testPlan(t)
+	runs := func(off int) []benchplan.Run {
+		var rs []benchplan.Run
+		for range 2 {
+			r := fakeRun("go", 1, plan)
+			r.Results[0].PlacedKeys, r.Results[0].OffSegmentKeys = 100, off
+			r.Results[1].PlacedKeys = 50
+			rs = append(rs, r)
+		}
+		return rs
+	}
+	pyRuns := []benchplan.Run{fakeRun("python", 1, plan), fakeRun("python", 1, plan)}
+	for _, tc := range []struct {
+		off  int
+		want string
+	}{
+		{0, "Placement: of 300 objects sampled after the Go client's write and read cases, every one was in the client's own segment."},
+		{7, fmt.Sprintf("Placement: of 300 objects sampled after the Go client's write and read cases, 14 were outside the client's own segment "+
+			"(moved over the network, not by memcpy): `%s` 14 of 200.", plan[0].Name)},
+	} {
+		rows, err := Compare(runs(tc.off), pyRuns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if md := Markdown(rows, Meta{}); !strings.Contains(md, tc.want) {
+			t.Errorf("off %d: the report lacks %q:\n%s", tc.off, tc.want, md)
+		}
+	}
+	if md := Markdown(mustCompare(t, []benchplan.Run{fakeRun("go", 1, plan)}, pyRuns[:1]), Meta{}); strings.Contains(md, "Placement") {
+		t.Errorf("a report without samples has a placement line")
+	}
+}
+
+func mustCompare(t *testing.T, goRuns, pyRuns []benchplan.Run) []Row {
+	t.Helper()
+	rows, err := Compare(goRuns, pyRuns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
