@@ -144,11 +144,11 @@ func (b *bench) runCallers(idx int, c Case) ([]Result, error) {
 	}
 	g.ready.Wait()
 	comb0 := runs[0].combCounters()
-	cpu0 := procCPU()
+	cpu0, lo0 := procCPU(), loopbackBytes()
 	g.t0 = time.Now()
 	close(g.start)
 	g.done.Wait()
-	window, cpu := time.Since(g.t0), procCPU()-cpu0
+	window, cpu, lo := time.Since(g.t0), procCPU()-cpu0, loopbackSince(lo0)
 	comb := runs[0].combCounters().since(comb0)
 	wg.Wait()
 	for _, err := range errs {
@@ -161,6 +161,6 @@ func (b *bench) runCallers(idx int, c Case) ([]Result, error) {
 	for _, cr := range runs {
 		all.merge(cr.rec)
 	}
-	all.window, all.cpu, all.comb = int64(window), int64(cpu), comb
+	all.window, all.cpu, all.comb, all.loopback = int64(window), int64(cpu), comb, lo
 	return []Result{all.result(c)}, nil
 }

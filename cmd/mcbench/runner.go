@@ -123,38 +123,44 @@ func (cr *caseRun) removeGen(page bool) error {
 	return nil
 }
 
-// placementSample is how many objects placement looks up.
-const placementSample = 1024
+// placementLimit bounds the objects placement looks up per caller: a
+// whole generation of 4 KiB objects at the default -gen-bytes.
+const placementLimit = 1 << 17
 
-// placement counts, in an even sample of the case's n objects (keys
-// appends the store keys of object id), those with a replica outside this
-// client's own segment (-own-segment), outside the clock: upstream places
-// an object elsewhere when the preferred segment cannot hold it, and such
-// an object moves over the network instead of by memcpy, which the case's
+// placement counts, among the case's last n objects (keys appends the
+// store keys of object id; an even sample of them beyond placementLimit),
+// those with a replica outside this client's own segment (-own-segment),
+// outside the clock. Upstream places an object elsewhere when the
+// preferred segment cannot hold it; such an object moves over the network
+// instead of by memcpy, and one in a batch is enough to send the whole
+// batch write through the transfer engine (TransferSubmitter::submit_batch
+// copies in memory only when every replica is local), which the case's
 // figures alone would not tell.
 func (cr *caseRun) placement(n int, keys func(k *hostmem.Keys, id int), rec *recorder) error {
 	pref := cr.st.ReplicateConfig().PreferredSegments
 	if len(pref) == 0 || n == 0 {
 		return nil
 	}
-	step := (n + placementSample - 1) / placementSample
-	cr.rmKeys.Reset()
-	for id := 0; id < n; id += step {
-		keys(&cr.rmKeys, id)
-	}
-	reps, res, err := cr.st.BatchGetReplicaDesc(&cr.rmKeys, cr.rmRes)
-	cr.rmRes = res
-	var per *mooncake.BatchError
-	if err != nil && !errors.As(err, &per) {
-		return fmt.Errorf("placement: %w", err)
-	}
-	for i, rs := range reps {
-		if res[i] < 0 {
-			continue // gone already (a failed put): not placed anywhere
+	step := (n + placementLimit - 1) / placementLimit
+	for lo := 0; lo < n; lo += removeChunk * step {
+		cr.rmKeys.Reset()
+		for id := lo; id < min(n, lo+removeChunk*step); id += step {
+			keys(&cr.rmKeys, id)
 		}
-		rec.placed++
-		if slices.ContainsFunc(rs, func(r mooncake.Replica) bool { return r.Location != pref[0] }) {
-			rec.offSegment++
+		reps, res, err := cr.st.BatchGetReplicaDesc(&cr.rmKeys, cr.rmRes)
+		cr.rmRes = res
+		var per *mooncake.BatchError
+		if err != nil && !errors.As(err, &per) {
+			return fmt.Errorf("placement: %w", err)
+		}
+		for i, rs := range reps {
+			if res[i] < 0 {
+				continue // gone already (a failed put): not placed anywhere
+			}
+			rec.placed++
+			if slices.ContainsFunc(rs, func(r mooncake.Replica) bool { return r.Location != pref[0] }) {
+				rec.offSegment++
+			}
 		}
 	}
 	return nil
@@ -189,14 +195,14 @@ func (cr *caseRun) drive(s step) (*recorder, error) {
 	rec := newRecorder(1 << 16)
 	wallLimit := 4*limit + time.Second
 	comb0 := cr.combCounters()
-	cpu0 := procCPU()
+	cpu0, lo0 := procCPU(), loopbackBytes()
 	for rec.requests == 0 || (time.Duration(rec.busy) < limit && time.Since(rec.start) < wallLimit) {
 		if err := s(rec); err != nil {
 			return nil, err
 		}
 		cr.prog.fraction(float64(rec.busy) / float64(limit))
 	}
-	rec.cpu = int64(procCPU() - cpu0)
+	rec.cpu, rec.loopback = int64(procCPU()-cpu0), loopbackSince(lo0)
 	rec.comb = cr.combCounters().since(comb0)
 	if cr.refCopy != nil {
 		// Half the case's time: a reference needs fewer samples.

@@ -30,6 +30,9 @@ type recorder struct {
 	// placed and offSegment are placement's sample: keys looked up, and
 	// those with a replica outside this client's own segment.
 	placed, offSegment int
+	// loopback is the host's loopback bytes over the measured window of a
+	// time-based case (loopbackBytes; -1 unknown, 0 not measured).
+	loopback int64
 }
 
 func newRecorder(hint int) *recorder {
@@ -57,6 +60,9 @@ func (r *recorder) result(c Case) Result {
 		res.CPUUsPerOp = float64(r.cpu) / 1e3 / float64(r.keys)
 	}
 	res.PlacedKeys, res.OffSegmentKeys = r.placed, r.offSegment
+	if r.loopback > 0 && r.keys > 0 {
+		res.LoopbackBytesPerKey = float64(r.loopback) / float64(r.keys)
+	}
 	if k := r.comb; k != nil {
 		res.SingleCalls, res.CombinedCalls, res.CombinedBatches, res.CombinedBatchSizes = k.calls, k.combined, k.batches, k.sizes
 	}

@@ -282,8 +282,8 @@ func (o Options) pair(gs, ps *server, name string, goRun, pyRun *benchplan.Run, 
 	goRun.Results = append(goRun.Results, gres...)
 	pyRun.Results = append(pyRun.Results, pres...)
 	if len(gres) > 0 && len(pres) == 0 { // a case of the Go client's only (a combining twin)
-		fmt.Fprintf(o.Stderr, "drive: %s %-45s go %8s keys/s  (%s, load %s)\n", where, name, benchreport.Num(gres[0].OpsPerSec),
-			time.Since(start).Round(time.Second), loadAvg())
+		fmt.Fprintf(o.Stderr, "drive: %s %-45s go %8s keys/s  (%s, load %s)%s\n", where, name, benchreport.Num(gres[0].OpsPerSec),
+			time.Since(start).Round(time.Second), loadAvg(), benchreport.PlacementNote(gres[0]))
 	}
 	if len(gres) > 0 && len(pres) > 0 {
 		g, p := gres[0], pres[0]
@@ -291,8 +291,9 @@ func (o Options) pair(gs, ps *server, name string, goRun, pyRun *benchplan.Run, 
 		if p.OpsPerSec > 0 {
 			ratio = g.OpsPerSec / p.OpsPerSec
 		}
-		fmt.Fprintf(o.Stderr, "drive: %s %-45s go %8s py %8s keys/s  %5.2fx  (%s, load %s)\n",
-			where, name, benchreport.Num(g.OpsPerSec), benchreport.Num(p.OpsPerSec), ratio, time.Since(start).Round(time.Second), loadAvg())
+		fmt.Fprintf(o.Stderr, "drive: %s %-45s go %8s py %8s keys/s  %5.2fx  (%s, load %s)%s\n",
+			where, name, benchreport.Num(g.OpsPerSec), benchreport.Num(p.OpsPerSec), ratio, time.Since(start).Round(time.Second), loadAvg(),
+			benchreport.PlacementNote(g))
 	}
 	return nil
 }

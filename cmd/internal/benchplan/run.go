@@ -62,6 +62,11 @@ type Result struct {
 	// over the network, not by memcpy. The Go client's only.
 	PlacedKeys     int `json:"placed_keys,omitempty"`
 	OffSegmentKeys int `json:"off_segment_keys,omitempty"`
+	// LoopbackBytesPerKey is the host's loopback traffic over the measured
+	// window per key (time-based cases; the drive runs one client at a
+	// time): RPC only when objects move by memcpy, their bytes too when
+	// they move over TCP. The Go client's only.
+	LoopbackBytesPerKey float64 `json:"lo_bytes_per_key,omitempty"`
 }
 
 // ServeReply is a client's answer to one case name in serve mode (mcbench

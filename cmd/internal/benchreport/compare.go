@@ -107,6 +107,10 @@ type Row struct {
 	// segment (moved over the network rather than by memcpy).
 	GoPlacedKeys     int `json:"go_placed_keys,omitempty"`
 	GoOffSegmentKeys int `json:"go_off_segment_keys,omitempty"`
+	// GoLoopbackShare is the host's loopback bytes over the Go client's
+	// measured window per byte the case moved (median over runs): a few
+	// percent of RPC when objects move by memcpy, 1 or more over TCP.
+	GoLoopbackShare float64 `json:"go_loopback_share,omitempty"`
 	// Case is what was measured; the summary leaves it out, since the name
 	// says it and the table does not need it.
 	Case benchplan.Case `json:"-"`
@@ -361,6 +365,7 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 		single, combined, batches uint64
 		sizes                     []uint64
 		placed, offSegment        int
+		loShare                   []float64
 	}
 	collect := func(runs []benchplan.Run) (map[string]*series, []string, error) {
 		m := map[string]*series{}
@@ -390,6 +395,9 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 				}
 				if res.MemcpyGBps > 0 {
 					s.memcpyFrac = append(s.memcpyFrac, res.GBps/res.MemcpyGBps)
+				}
+				if sh := LoopbackShare(res); sh > 0 {
+					s.loShare = append(s.loShare, sh)
 				}
 				s.placed += res.PlacedKeys
 				s.offSegment += res.OffSegmentKeys
@@ -443,7 +451,7 @@ func Compare(goRuns, pyRuns []benchplan.Run) ([]Row, error) {
 			GoP999Us: median(g.p9), PythonP999Us: median(p.p9),
 			GoOutsideUs: median(g.outside), PythonOutsideUs: median(p.outside), GoMeanUs: median(g.mean), PythonMeanUs: median(p.mean),
 			Callers: g.c.Callers, GoCPUUsPerOp: median(g.cpu), PythonCPUUsPerOp: median(p.cpu),
-			GoPlacedKeys: g.placed, GoOffSegmentKeys: g.offSegment}
+			GoPlacedKeys: g.placed, GoOffSegmentKeys: g.offSegment, GoLoopbackShare: median(g.loShare)}
 		r.CPURatio, _, _ = paired(g.cpu, p.cpu)
 		r.P50Ratio, _, _ = paired(g.p50, p.p50)
 		if r.PythonOpsPerS > 0 {

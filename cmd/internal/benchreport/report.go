@@ -215,29 +215,66 @@ func Markdown(rows []Row, m Meta) string {
 	return b.String()
 }
 
-// placement is the report's line on where the Go client's objects were:
+// TCPShare is the loopback bytes per byte moved from which a case's
+// objects went over TCP rather than by memcpy.
+const TCPShare = 0.5
+
+// LoopbackShare is res's loopback bytes per byte moved (0: not measured).
+func LoopbackShare(res benchplan.Result) float64 {
+	if res.LoopbackBytesPerKey <= 0 || res.Bytes <= 0 {
+		return 0
+	}
+	return res.LoopbackBytesPerKey * float64(res.Keys) / float64(res.Bytes)
+}
+
+// PlacementNote is what a drive prints beside a Go result whose objects
+// were not all in the client's own segment or moved over TCP ("" if none).
+func PlacementNote(res benchplan.Result) string {
+	var n []string
+	if res.OffSegmentKeys > 0 {
+		n = append(n, fmt.Sprintf("%d of %d objects outside its segment", res.OffSegmentKeys, res.PlacedKeys))
+	}
+	if sh := LoopbackShare(res); sh >= TCPShare {
+		n = append(n, fmt.Sprintf("loopback %.2f B per B moved", sh))
+	}
+	if len(n) == 0 {
+		return ""
+	}
+	return "  [go: " + strings.Join(n, ", ") + "]"
+}
+
+// placement is the report's lines on where the Go client's objects were:
 // every client puts its objects in its own segment, so that a case
-// measures memcpy transfers; an object upstream placed elsewhere (the
-// segment could not hold it) moved over the network, and the cases where
-// that happened are named.
+// measures memcpy transfers. An object upstream placed elsewhere (the
+// segment could not hold it) moves over TCP, and so does every batch write
+// with one such object in it; the cases where either showed are named.
 func placement(rows []Row) string {
 	var placed, off int
-	var where []string
+	var where, tcp []string
 	for _, r := range rows {
 		placed += r.GoPlacedKeys
 		off += r.GoOffSegmentKeys
 		if r.GoOffSegmentKeys > 0 {
 			where = append(where, fmt.Sprintf("`%s` %d of %d", r.Scenario, r.GoOffSegmentKeys, r.GoPlacedKeys))
 		}
+		if r.GoLoopbackShare >= TCPShare {
+			tcp = append(tcp, fmt.Sprintf("`%s` %.2f", r.Scenario, r.GoLoopbackShare))
+		}
 	}
-	if placed == 0 {
-		return ""
+	var b strings.Builder
+	switch {
+	case placed == 0:
+	case off == 0:
+		fmt.Fprintf(&b, "Placement: of %d objects looked up after the Go client's write and read cases, every one was in the client's own segment.\n\n", placed)
+	default:
+		fmt.Fprintf(&b, "Placement: of %d objects looked up after the Go client's write and read cases, %d were outside the client's own segment "+
+			"(moved over the network, not by memcpy): %s.\n\n", placed, off, strings.Join(where, ", "))
 	}
-	if off == 0 {
-		return fmt.Sprintf("Placement: of %d objects sampled after the Go client's write and read cases, every one was in the client's own segment.\n\n", placed)
+	if len(tcp) > 0 {
+		fmt.Fprintf(&b, "Loopback traffic of %.1f bytes or more per byte moved during the Go client's window (objects over TCP, not memcpy): %s.\n\n",
+			TCPShare, strings.Join(tcp, ", "))
 	}
-	return fmt.Sprintf("Placement: of %d objects sampled after the Go client's write and read cases, %d were outside the client's own segment "+
-		"(moved over the network, not by memcpy): %s.\n\n", placed, off, strings.Join(where, ", "))
+	return b.String()
 }
 
 // AATable is the A/A check's table: client A and client B are the same Go

@@ -431,8 +431,8 @@ func TestPlacement(t *testing.T) {
 		off  int
 		want string
 	}{
-		{0, "Placement: of 300 objects sampled after the Go client's write and read cases, every one was in the client's own segment."},
-		{7, fmt.Sprintf("Placement: of 300 objects sampled after the Go client's write and read cases, 14 were outside the client's own segment "+
+		{0, "Placement: of 300 objects looked up after the Go client's write and read cases, every one was in the client's own segment."},
+		{7, fmt.Sprintf("Placement: of 300 objects looked up after the Go client's write and read cases, 14 were outside the client's own segment "+
 			"(moved over the network, not by memcpy): `%s` 14 of 200.", plan[0].Name)},
 	} {
 		rows, err := Compare(runs(tc.off), pyRuns)
@@ -446,6 +446,21 @@ func TestPlacement(t *testing.T) {
 	if md := Markdown(mustCompare(t, []benchplan.Run{fakeRun("go", 1, plan)}, pyRuns[:1]), Meta{}); strings.Contains(md, "Placement") {
 		t.Errorf("a report without samples has a placement line")
 	}
+	// Loopback traffic: a case at 0.9 bytes per byte moved is named, one
+	// at 0.05 (RPC) is not.
+	tcp := []benchplan.Run{fakeRun("go", 1, plan)}
+	for i, share := range map[int]float64{0: 0.9, 1: 0.05} {
+		r := &tcp[0].Results[i]
+		r.Keys, r.Bytes = 100, 100*4096
+		r.LoopbackBytesPerKey = share * 4096
+	}
+	md := Markdown(mustCompare(t, tcp, pyRuns[:1]), Meta{})
+	if want := fmt.Sprintf("(objects over TCP, not memcpy): `%s` 0.90.", plan[0].Name); !strings.Contains(md, want) {
+		t.Errorf("the report lacks %q:\n%s", want, md)
+	}
+	if strings.Contains(md, "`"+plan[1].Name+"` 0.05") {
+		t.Errorf("a case with RPC traffic only is named")
+	}
 }
 
 func mustCompare(t *testing.T, goRuns, pyRuns []benchplan.Run) []Row {
@@ -455,4 +470,22 @@ func mustCompare(t *testing.T, goRuns, pyRuns []benchplan.Run) []Row {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+func TestPlacementNote(t *testing.T) {
+	for _, tc := range []struct {
+		res  benchplan.Result
+		want string
+	}{
+		{benchplan.Result{Keys: 10, Bytes: 40960, PlacedKeys: 10}, ""},
+		{benchplan.Result{Keys: 10, Bytes: 40960, PlacedKeys: 10, LoopbackBytesPerKey: 300}, ""},
+		{benchplan.Result{Keys: 10, Bytes: 40960, PlacedKeys: 10, OffSegmentKeys: 2}, "  [go: 2 of 10 objects outside its segment]"},
+		{benchplan.Result{Keys: 10, Bytes: 40960, PlacedKeys: 10, OffSegmentKeys: 1, LoopbackBytesPerKey: 4400},
+			"  [go: 1 of 10 objects outside its segment, loopback 1.07 B per B moved]"},
+		{benchplan.Result{Keys: 10, LoopbackBytesPerKey: 4400}, ""}, // nothing moved (exists): no share
+	} {
+		if got := PlacementNote(tc.res); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.res, got, tc.want)
+		}
+	}
 }
