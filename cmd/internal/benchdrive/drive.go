@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -162,7 +163,9 @@ func Run(o Options) error {
 		if cs != nil {
 			cRound = cRuns[r*o.Repeat:]
 		}
+		fmt.Fprintf(o.Stderr, "drive: round %d/%d memory at the start: %s\n", r+1, o.Rounds, cl.memory())
 		err = o.round(cl, r, goRuns[r*o.Repeat:], pyRuns[r*o.Repeat:], cRound, start)
+		fmt.Fprintf(o.Stderr, "drive: round %d/%d memory at the end: %s\n", r+1, o.Rounds, cl.memory())
 		serr := cl.stop()
 		if err != nil {
 			return err
@@ -193,6 +196,51 @@ func (cl clients) stop() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// memory is each process's resident memory and the part of it in
+// transparent huge pages (/proc/PID/smaps_rollup): a client whose segment
+// or registered memory got 4 KiB pages where the others got huge ones
+// copies slower for its whole life, which the drive's log should show.
+func (cl clients) memory() string {
+	var parts []string
+	for _, s := range []*server{cl.g, cl.p, cl.c, cl.gt, cl.pt} {
+		if s == nil || s.cmd.Process == nil {
+			continue
+		}
+		rss, huge, err := smapsRollup(s.cmd.Process.Pid)
+		if err != nil {
+			parts = append(parts, fmt.Sprintf("%s: %v", s.name, err))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %d MiB (%d MiB huge)", s.name, rss>>20, huge>>20))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// smapsRollup reads a process's Rss and AnonHugePages, in bytes.
+func smapsRollup(pid int) (rss, huge int64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, perr := strconv.ParseInt(f[1], 10, 64)
+		if perr != nil {
+			continue
+		}
+		switch f[0] {
+		case "Rss:":
+			rss = kb << 10
+		case "AnonHugePages:":
+			huge = kb << 10
+		}
+	}
+	return rss, huge, nil
 }
 
 // forCase returns the pair's processes that run case name: a client's

@@ -243,3 +243,21 @@ func TestRunWithTwinProcesses(t *testing.T) {
 		t.Errorf("a twins' process that does not start: %v", err)
 	}
 }
+
+// TestSmapsRollup reads this process's own figures: a live process has
+// resident memory, and its huge pages are part of it.
+func TestSmapsRollup(t *testing.T) {
+	if _, err := os.Stat("/proc/self/smaps_rollup"); err != nil {
+		t.Skip("no /proc/PID/smaps_rollup here")
+	}
+	rss, huge, err := smapsRollup(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rss <= 0 || huge < 0 || huge > rss {
+		t.Errorf("rss %d, huge %d", rss, huge)
+	}
+	if _, _, err := smapsRollup(-1); err == nil {
+		t.Errorf("no error for a process that does not exist")
+	}
+}
