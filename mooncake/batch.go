@@ -1,6 +1,8 @@
 package mooncake
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -87,14 +89,31 @@ func argErr(op Op, format string, args ...any) error {
 // results[i] is 0 or key i's negative code; when any is negative the error
 // is a *BatchError naming those keys (see the package doc, Batch calls).
 func (s *Store) BatchPutFrom(keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
-	return s.typedBatch(OpBatchPutFrom, OpBatchPutFromMultiBuffers, keys, bufs, results)
+	return s.typedBatch(context.Background(), OpBatchPutFrom, OpBatchPutFromMultiBuffers, keys, bufs, results)
+}
+
+// BatchPutFromContext is BatchPutFrom with a context, which bounds the
+// call's one wait in Go: for room in the store's batch-write budget
+// (Config.BatchWriteKeys, BatchWriteBytes) behind other batch writes in
+// upstream. A context that has ended when the call starts, or ends while it
+// waits, gives an *Error wrapping the context's error and nil results, and
+// the call has stored nothing; once it has crossed into C it returns its
+// real results (see "Contexts").
+func (s *Store) BatchPutFromContext(ctx context.Context, keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
+	return s.typedBatch(ctx, OpBatchPutFrom, OpBatchPutFromMultiBuffers, keys, bufs, results)
 }
 
 // BatchUpsertFrom is BatchPutFrom that replaces existing objects (see
 // Upsert for what a reader may see). With a buffer list per key it needs
 // Capabilities.MultiBufferUpsert, else it fails with ErrNotSupported.
 func (s *Store) BatchUpsertFrom(keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
-	return s.typedBatch(OpBatchUpsertFrom, OpBatchUpsertFromMultiBuffers, keys, bufs, results)
+	return s.typedBatch(context.Background(), OpBatchUpsertFrom, OpBatchUpsertFromMultiBuffers, keys, bufs, results)
+}
+
+// BatchUpsertFromContext is BatchUpsertFrom with a context, as
+// BatchPutFromContext.
+func (s *Store) BatchUpsertFromContext(ctx context.Context, keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
+	return s.typedBatch(ctx, OpBatchUpsertFrom, OpBatchUpsertFromMultiBuffers, keys, bufs, results)
 }
 
 // BatchGetInto reads each key's object into its buffers in bufs: one
@@ -104,13 +123,16 @@ func (s *Store) BatchUpsertFrom(keys *hostmem.Keys, bufs hostmem.Buffers, result
 // ErrTransferFail, as upstream's batch_get_into_multi_buffers). results[i]
 // is the object size or key i's negative code (ErrObjectNotFound, ...).
 func (s *Store) BatchGetInto(keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
-	return s.typedBatch(OpBatchGetInto, OpBatchGetIntoMultiBuffers, keys, bufs, results)
+	return s.typedBatch(context.Background(), OpBatchGetInto, OpBatchGetIntoMultiBuffers, keys, bufs, results)
 }
 
-func (s *Store) typedBatch(single, multi Op, keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
+func (s *Store) typedBatch(ctx context.Context, single, multi Op, keys *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
 	op := single
 	if bufs.Multi() {
 		op = multi
+	}
+	if ctx == nil {
+		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: errors.New("nil context")}
 	}
 	if err := keys.Validate(); err != nil {
 		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: err}
@@ -118,7 +140,7 @@ func (s *Store) typedBatch(single, multi Op, keys *hostmem.Keys, bufs hostmem.Bu
 	if err := bufs.Validate(keys.Len()); err != nil {
 		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: err}
 	}
-	return s.batchPacked(op, keysOrEmpty(keys), bufs, results)
+	return s.batchPacked(ctx, op, keysOrEmpty(keys), bufs, results)
 }
 
 var noKeys hostmem.Keys
@@ -144,8 +166,8 @@ func isMulti(op Op) bool {
 }
 
 // batchPacked makes the one cgo call of a zero-copy batch whose keys and
-// buffers were checked.
-func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
+// buffers were checked; ctx bounds the wait for the write budget.
+func (s *Store) batchPacked(ctx context.Context, op Op, k *hostmem.Keys, bufs hostmem.Buffers, results []int64) ([]int64, error) {
 	write := op != OpBatchGetInto && op != OpBatchGetIntoMultiBuffers
 	if write && s.policyError() != nil {
 		return nil, &Error{Op: op, Code: ErrInvalidParams, Err: s.policyError()}
@@ -154,16 +176,17 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 	if len(res) == 0 {
 		return res, nil
 	}
-	if !s.c().gate.Enter() {
-		return nil, closedErr(op, "")
+	c, err := s.enter(ctx, op, "")
+	if err != nil {
+		return nil, err
 	}
-	h := s.c().handle
+	h := c.handle
 	a, sz, o := bufs.Addrs, bufs.Sizes, bufs.Offsets
 	t0 := now()
 	var bound *writeBudget // Config.BatchWriteKeys and BatchWriteBytes: writes only
 	var w budget
 	if write {
-		bound = s.c().writes
+		bound = c.writes
 	}
 	if bound != nil {
 		var bytes uint64
@@ -171,7 +194,10 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 			bytes += b
 		}
 		w = bound.weight(k.Len(), bytes)
-		bound.acquire(w)
+		if !bound.acquire(ctx.Done(), w) {
+			c.gate.Leave()
+			return nil, ctxErr(op, "", ctx.Err())
+		}
 	}
 	var rc int32
 	switch op {
@@ -192,11 +218,11 @@ func (s *Store) batchPacked(op Op, k *hostmem.Keys, bufs hostmem.Buffers, result
 		bound.release(w)
 	}
 	if write {
-		s.c().stats.batch(op, t0, rc, res, &bufs)
+		c.stats.batch(op, t0, rc, res, &bufs)
 	} else {
-		s.c().stats.batch(op, t0, rc, res, nil)
+		c.stats.batch(op, t0, rc, res, nil)
 	}
-	s.c().gate.Leave()
+	c.gate.Leave()
 	return batchResult(op, k, rc, res)
 }
 

@@ -3,10 +3,15 @@
 package mooncake_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mooncake-go/mooncake-go/mooncake"
+	"github.com/mooncake-go/mooncake-go/mooncake/hostmem"
 	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
 )
 
@@ -95,5 +100,87 @@ func TestBatchWrites(t *testing.T) {
 		if k, b := mooncake.BatchWriteBounds(o); k != tc.wantKeys || b != tc.wantByte {
 			t.Errorf("BatchWriteKeys %d, BatchWriteBytes %d: bounds %d keys, %d bytes; want %d, %d", tc.keys, tc.bytes, k, b, tc.wantKeys, tc.wantByte)
 		}
+	}
+}
+
+// TestBatchWritesContext: the Context variants of the zero-copy batch
+// writes. A context that ends while the batch waits for the write budget
+// makes it leave with an *Error wrapping the context's error, nil results,
+// nothing stored and no call counted; one that has ended before the call
+// stops it even when the budget has room; a nil context is refused; a live
+// one gets the real results. One buffer per key and a buffer list per key.
+func TestBatchWritesContext(t *testing.T) {
+	cl := mooncaketest.NewCluster(t)
+	st := cl.Open(t, func(c *mooncake.Config) { c.BatchWriteKeys = 4 })
+	mem := mooncaketest.Memory(t, st, 16<<10)
+	a := mem.Addr()
+	type call func(ctx context.Context, keys *hostmem.Keys, bufs hostmem.Buffers) ([]int64, error)
+	one := hostmem.Buffers{Addrs: []uintptr{a, a + 4096}, Sizes: []uint64{4096, 4096}}
+	multi := hostmem.Buffers{Addrs: []uintptr{a, a + 2048, a + 4096}, Sizes: []uint64{2048, 2048, 4096}, Offsets: []uint64{0, 2, 3}}
+	for _, tc := range []struct {
+		name string
+		op   mooncake.Op
+		bufs hostmem.Buffers
+		call call
+	}{
+		{"BatchPutFromContext", mooncake.OpBatchPutFrom, one, func(ctx context.Context, k *hostmem.Keys, b hostmem.Buffers) ([]int64, error) {
+			return st.BatchPutFromContext(ctx, k, b, nil)
+		}},
+		{"BatchPutFromContext/multi", mooncake.OpBatchPutFromMultiBuffers, multi, func(ctx context.Context, k *hostmem.Keys, b hostmem.Buffers) ([]int64, error) {
+			return st.BatchPutFromContext(ctx, k, b, nil)
+		}},
+		{"BatchUpsertFromContext", mooncake.OpBatchUpsertFrom, one, func(ctx context.Context, k *hostmem.Keys, b hostmem.Buffers) ([]int64, error) {
+			return st.BatchUpsertFromContext(ctx, k, b, nil)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			keys := hostmem.PackKeys(mooncaketest.Key(t, "a"), mooncaketest.Key(t, "b"))
+			calls := func() uint64 { return st.Stats().Op(tc.op).Calls }
+			storedNothing := func(res []int64, err error, want error) {
+				t.Helper()
+				require.ErrorIs(t, err, want)
+				var me *mooncake.Error
+				require.ErrorAs(t, err, &me)
+				assert.Equal(t, tc.op, me.Op)
+				assert.Nil(t, res)
+				for _, k := range keys.Strings() {
+					ok, err := st.IsExist(k)
+					require.NoError(t, err)
+					assert.False(t, ok, "%s stored by a call that did not cross", k)
+				}
+			}
+			before := calls()
+
+			var none context.Context
+			res, err := tc.call(none, keys, tc.bufs)
+			storedNothing(res, err, mooncake.ErrInvalidParams)
+			ended, cancel := context.WithCancel(context.Background())
+			cancel()
+			res, err = tc.call(ended, keys, tc.bufs)
+			storedNothing(res, err, context.Canceled)
+
+			// Ends while it waits: 2 keys do not fit beside 3 of 4.
+			release := mooncake.HoldBatchWrites(st, 3, 3*4096)
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			res, err = tc.call(ctx, keys, tc.bufs)
+			cancel()
+			storedNothing(res, err, context.DeadlineExceeded)
+			assert.Equal(t, before, calls(), "calls that did not cross were counted")
+
+			// A live context waits for room and crosses.
+			ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { _, err := tc.call(ctx, keys, tc.bufs); done <- err }()
+			time.Sleep(20 * time.Millisecond)
+			release()
+			require.NoError(t, <-done)
+			for _, k := range keys.Strings() {
+				ok, err := st.IsExist(k)
+				require.NoError(t, err)
+				assert.True(t, ok, k)
+			}
+			assert.Equal(t, before+1, calls())
+		})
 	}
 }

@@ -125,6 +125,13 @@
 //		// this call stored nothing
 //	}
 //
+// The zero-copy batch writes have them too, BatchPutFromContext and
+// BatchUpsertFromContext, by the same rule: their one wait in Go is for
+// room in the store's batch-write budget (Config.BatchWriteKeys,
+// BatchWriteBytes), and a batch whose context ends there leaves with nil
+// results and an *Error wrapping the context's error, having stored
+// nothing. Batch reads never wait in Go.
+//
 // # Errors
 //
 // Every method returns *Error (or *BatchError), whose Code is Mooncake's

@@ -307,6 +307,39 @@ func ExampleStore_PutContext() {
 	// false
 }
 
+// A batch write bounded by a request's deadline: it waits in Go only for
+// room in the store's batch-write budget, and leaves that wait, having
+// stored nothing, when the context ends.
+func ExampleStore_BatchPutFromContext() {
+	mem, err := hostmem.Alloc(8192, hostmem.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mem.Free()
+	st, err := mooncake.Open(exampleConfig("batchcontext"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.RegisterMemory(mem); err != nil {
+		log.Fatal(err)
+	}
+	keys := hostmem.PackKeys("page-a", "page-b")
+	bufs := hostmem.Buffers{Addrs: []uintptr{mem.Addr(), mem.Addr() + 4096}, Sizes: []uint64{4096, 4096}}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	res, err := st.BatchPutFromContext(ctx, keys, bufs, nil)
+	fmt.Println(res, err)
+
+	cancel()
+	res, err = st.BatchPutFromContext(ctx, hostmem.PackKeys("page-c"), hostmem.Buffers{Addrs: bufs.Addrs[:1], Sizes: bufs.Sizes[:1]}, nil)
+	fmt.Println(res, errors.Is(err, context.Canceled))
+	// Output:
+	// [0 0] <nil>
+	// [] true
+}
+
 // One object from several slices, copied once; and a copying batch.
 func ExampleStore_PutParts() {
 	st, err := mooncake.Open(exampleConfig("parts"))

@@ -49,7 +49,7 @@ func StagedQueues(st *Store) int {
 func HoldBatchWrites(st *Store, n int, b uint64) (release func()) {
 	wb := st.c().writes
 	w := wb.weight(n, b)
-	wb.acquire(w)
+	wb.acquire(nil, w)
 	return func() { wb.release(w) }
 }
 

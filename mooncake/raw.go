@@ -103,7 +103,7 @@ func (r Raw) batch(op Op, keys []string, addrs []uintptr, sizes []uint64, offset
 	}
 	c := r.s.c()
 	ks := c.packKeys(keys)
-	res, err := r.s.batchPacked(op, &ks.k, bufs, results)
+	res, err := r.s.batchPacked(context.Background(), op, &ks.k, bufs, results)
 	c.freeKeys(ks)
 	return res, err
 }

@@ -1,6 +1,9 @@
 package mooncake
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // writeBudget bounds the keys and the bytes of zero-copy batch writes a
 // store has in upstream at once (Config.BatchWriteKeys, BatchWriteBytes).
@@ -53,21 +56,42 @@ func (wb *writeBudget) fits(w budget) bool {
 	return wb.used.keys+w.keys <= wb.max.keys && wb.used.bytes+w.bytes <= wb.max.bytes
 }
 
-// acquire waits until w fits and takes it.
-func (wb *writeBudget) acquire(w budget) {
+// acquire waits until w fits and takes it, or until done is closed (a
+// context's Done; nil: never), when it takes nothing and reports false. A
+// waiter that leaves may have been the head that held others back, so its
+// leaving admits those that now fit.
+func (wb *writeBudget) acquire(done <-chan struct{}, w budget) bool {
 	wb.mu.Lock()
 	if len(wb.waiters) == 0 && wb.fits(w) {
 		wb.used.keys += w.keys
 		wb.used.bytes += w.bytes
 		wb.mu.Unlock()
-		return
+		return true
 	}
 	q := budgetWaiters.Get().(*budgetWaiter)
 	q.w = w
 	wb.waiters = append(wb.waiters, q)
 	wb.mu.Unlock()
-	<-q.ready // release has taken q.w for us
+	select {
+	case <-q.ready: // admitLocked has taken q.w for us
+		budgetWaiters.Put(q)
+		return true
+	case <-done:
+	}
+	wb.mu.Lock()
+	i := slices.Index(wb.waiters, q)
+	if i < 0 {
+		// Admitted as done closed: the weight is ours, and the call goes on.
+		wb.mu.Unlock()
+		<-q.ready
+		budgetWaiters.Put(q)
+		return true
+	}
+	wb.waiters = slices.Delete(wb.waiters, i, i+1)
+	wb.admitLocked()
+	wb.mu.Unlock()
 	budgetWaiters.Put(q)
+	return false
 }
 
 // release gives back what acquire(w) took and admits the waiters at the
@@ -76,6 +100,13 @@ func (wb *writeBudget) release(w budget) {
 	wb.mu.Lock()
 	wb.used.keys -= w.keys
 	wb.used.bytes -= w.bytes
+	wb.admitLocked()
+	wb.mu.Unlock()
+}
+
+// admitLocked takes the weights of the waiters at the head of the queue
+// that fit, in arrival order, and wakes them.
+func (wb *writeBudget) admitLocked() {
 	k := 0
 	for k < len(wb.waiters) && wb.fits(wb.waiters[k].w) {
 		q := wb.waiters[k]
@@ -89,5 +120,4 @@ func (wb *writeBudget) release(w budget) {
 		clear(wb.waiters[rest:])
 		wb.waiters = wb.waiters[:rest]
 	}
-	wb.mu.Unlock()
 }

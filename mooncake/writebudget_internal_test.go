@@ -45,7 +45,7 @@ func TestWriteBudget(t *testing.T) {
 			var releases []budget
 			if tc.held != (batch{}) {
 				w := wb.weight(tc.held.n, tc.held.b)
-				wb.acquire(w)
+				wb.acquire(nil, w)
 				releases = append(releases, w)
 			}
 			var wg sync.WaitGroup
@@ -56,7 +56,7 @@ func TestWriteBudget(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					wb.acquire(w)
+					wb.acquire(nil, w)
 					close(done)
 					crossed.Add(1)
 				}()
@@ -110,7 +110,7 @@ func TestWriteBudgetNoLoss(t *testing.T) {
 			for i := range 200 {
 				// some larger than the budget in one dimension or both
 				w := wb.weight(1+(g*7+i*13)%150, uint64(1+(g*31+i*17)%1500))
-				wb.acquire(w)
+				wb.acquire(nil, w)
 				if keys.Add(w.keys) > 100 || bytes.Add(w.bytes) > 1000 {
 					over.Store(true)
 				}
@@ -133,7 +133,114 @@ func TestWriteBudgetNoLoss(t *testing.T) {
 // back its weight without allocating.
 func TestWriteBudgetAloneAllocatesNothing(t *testing.T) {
 	wb := newWriteBudget(4096, 64<<20)
-	if a := testing.AllocsPerRun(100, func() { w := wb.weight(1024, 4<<20); wb.acquire(w); wb.release(w) }); a != 0 {
+	if a := testing.AllocsPerRun(100, func() { w := wb.weight(1024, 4<<20); wb.acquire(nil, w); wb.release(w) }); a != 0 {
 		t.Fatalf("%v allocations per batch", a)
 	}
+}
+
+// TestWriteBudgetLeave: a waiter whose done closes leaves the queue having
+// taken nothing, and its leaving admits the waiters behind it that now fit
+// (it may have been the head that held them back); a closed done does not
+// stop a batch that fits.
+func TestWriteBudgetLeave(t *testing.T) {
+	wb := newWriteBudget(4, 0)
+	held := wb.weight(3, 0)
+	wb.acquire(nil, held)
+
+	closed := make(chan struct{})
+	close(closed)
+	if !wb.acquire(closed, wb.weight(1, 0)) {
+		t.Fatal("a batch that fits did not cross with done closed")
+	}
+	wb.release(wb.weight(1, 0))
+
+	big, small := wb.weight(2, 0), wb.weight(1, 0) // the small one fits, but is behind
+	leave := make(chan struct{})
+	bigDone, smallDone := make(chan bool, 1), make(chan bool, 1)
+	go func() { bigDone <- wb.acquire(leave, big) }()
+	waitWaiters(t, wb, 1)
+	go func() { smallDone <- wb.acquire(nil, small) }()
+	waitWaiters(t, wb, 2)
+	select {
+	case <-smallDone:
+		t.Fatal("a batch overtook the waiter ahead of it")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(leave)
+	if took := <-bigDone; took {
+		t.Fatal("the waiter that left took its weight")
+	}
+	select {
+	case <-smallDone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter behind the one that left was not admitted")
+	}
+	wb.release(small)
+	wb.release(held)
+	wb.mu.Lock()
+	defer wb.mu.Unlock()
+	if wb.used != (budget{}) || len(wb.waiters) != 0 {
+		t.Fatalf("after all: used %+v, %d waiting", wb.used, len(wb.waiters))
+	}
+}
+
+// TestWriteBudgetLeaveNoLoss: goroutines whose waits end at random (some
+// as they are admitted) never hold more than the budget, never lose or
+// keep weight, and all finish.
+func TestWriteBudgetLeaveNoLoss(t *testing.T) {
+	wb := newWriteBudget(100, 1000)
+	var keys, bytes atomic.Int64
+	var over atomic.Bool
+	var left atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				w := wb.weight(1+(g*7+i*13)%150, uint64(1+(g*31+i*17)%1500))
+				done := make(chan struct{})
+				timer := time.AfterFunc(time.Duration((g+i)%50)*time.Microsecond, func() { close(done) })
+				if !wb.acquire(done, w) {
+					left.Add(1)
+					continue
+				}
+				timer.Stop()
+				if keys.Add(w.keys) > 100 || bytes.Add(w.bytes) > 1000 {
+					over.Store(true)
+				}
+				keys.Add(-w.keys)
+				bytes.Add(-w.bytes)
+				wb.release(w)
+			}
+		}()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(time.Minute):
+		t.Fatal("callers still waiting after a minute: weight was lost")
+	}
+	if over.Load() {
+		t.Fatal("more than the budget in flight")
+	}
+	if wb.used != (budget{}) || len(wb.waiters) != 0 {
+		t.Fatalf("after all: used %+v, %d waiting", wb.used, len(wb.waiters))
+	}
+	t.Logf("%d of %d waits left", left.Load(), 32*200)
+}
+
+// waitWaiters waits until n callers wait in wb's queue.
+func waitWaiters(t *testing.T, wb *writeBudget, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		wb.mu.Lock()
+		got := len(wb.waiters)
+		wb.mu.Unlock()
+		if got == n {
+			return
+		}
+	}
+	t.Fatalf("%d callers never waited", n)
 }
