@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/mooncake-go/mooncake-go/mooncake/mooncaketest"
@@ -46,6 +47,27 @@ func TestFreshRemovesGenerations(t *testing.T) {
 			if ok, err := st.IsExist(k); err != nil || ok {
 				t.Errorf("page %v: %q of the removed generation: exists %v, %v", page, k, ok, err)
 			}
+		}
+	}
+}
+
+// TestKeys: the hand-formatted keys are the fmt forms bench_python.py
+// writes too, key after key on one caseRun (which reuses its buffer), and
+// each returned key stays as it was.
+func TestKeys(t *testing.T) {
+	cr := &caseRun{bench: &bench{run: "r7f3"}, idx: 12}
+	var got, want []string
+	for _, v := range []struct {
+		ns      byte
+		gen, id int
+	}{{'w', 0, 0}, {'d', 7, 123456}, {'u', 9999, 999999999999}, {'w', 12345, 1234567890123}, {'w', 1, 1}} {
+		got = append(got, cr.key(v.ns, v.gen, v.id), cr.pageKey(v.ns, v.gen, v.id))
+		want = append(want, fmt.Sprintf("%s-%03d-%c%04d-%012d", "r7f3", 12, v.ns, v.gen, v.id),
+			fmt.Sprintf("%s-%03d-%c%04d-%045d", "r7f3", 12, v.ns, v.gen, v.id))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("key %d: %q, want %q", i, got[i], want[i])
 		}
 	}
 }
