@@ -96,39 +96,6 @@ func TestWriteBudget(t *testing.T) {
 	}
 }
 
-// TestWriteBudgetNoLoss: many goroutines taking and giving back random
-// weights never hold more than the budget, and all finish.
-func TestWriteBudgetNoLoss(t *testing.T) {
-	wb := newWriteBudget(100, 1000)
-	var keys, bytes atomic.Int64
-	var over atomic.Bool
-	var wg sync.WaitGroup
-	for g := range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 200 {
-				// some larger than the budget in one dimension or both
-				w := wb.weight(1+(g*7+i*13)%150, uint64(1+(g*31+i*17)%1500))
-				wb.acquire(nil, w)
-				if keys.Add(w.keys) > 100 || bytes.Add(w.bytes) > 1000 {
-					over.Store(true)
-				}
-				keys.Add(-w.keys)
-				bytes.Add(-w.bytes)
-				wb.release(w)
-			}
-		}()
-	}
-	wg.Wait()
-	if over.Load() {
-		t.Fatal("more than the budget in flight")
-	}
-	if wb.used != (budget{}) || len(wb.waiters) != 0 {
-		t.Fatalf("after all: used %+v, %d waiting", wb.used, len(wb.waiters))
-	}
-}
-
 // TestWriteBudgetAloneAllocatesNothing: a batch that fits takes and gives
 // back its weight without allocating.
 func TestWriteBudgetAloneAllocatesNothing(t *testing.T) {
@@ -184,51 +151,66 @@ func TestWriteBudgetLeave(t *testing.T) {
 	}
 }
 
-// TestWriteBudgetLeaveNoLoss: goroutines whose waits end at random (some
-// as they are admitted) never hold more than the budget, never lose or
-// keep weight, and all finish.
-func TestWriteBudgetLeaveNoLoss(t *testing.T) {
-	wb := newWriteBudget(100, 1000)
-	var keys, bytes atomic.Int64
-	var over atomic.Bool
-	var left atomic.Int64
-	var wg sync.WaitGroup
-	for g := range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 200 {
-				w := wb.weight(1+(g*7+i*13)%150, uint64(1+(g*31+i*17)%1500))
-				done := make(chan struct{})
-				timer := time.AfterFunc(time.Duration((g+i)%50)*time.Microsecond, func() { close(done) })
-				if !wb.acquire(done, w) {
-					left.Add(1)
-					continue
-				}
-				timer.Stop()
-				if keys.Add(w.keys) > 100 || bytes.Add(w.bytes) > 1000 {
-					over.Store(true)
-				}
-				keys.Add(-w.keys)
-				bytes.Add(-w.bytes)
-				wb.release(w)
+// TestWriteBudgetNoLoss: many goroutines taking and giving back random
+// weights never hold more than the budget, never lose or keep weight, and
+// all finish; also when their waits end at random (some as they are
+// admitted).
+func TestWriteBudgetNoLoss(t *testing.T) {
+	for _, leave := range []bool{false, true} {
+		t.Run(map[bool]string{false: "waiting", true: "leaving"}[leave], func(t *testing.T) {
+			wb := newWriteBudget(100, 1000)
+			var keys, bytes, left atomic.Int64
+			var over atomic.Bool
+			var wg sync.WaitGroup
+			for g := range 32 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range 200 {
+						// some larger than the budget in one dimension or both
+						w := wb.weight(1+(g*7+i*13)%150, uint64(1+(g*31+i*17)%1500))
+						var done chan struct{}
+						var timer *time.Timer
+						if leave {
+							done = make(chan struct{})
+							timer = time.AfterFunc(time.Duration((g+i)%50)*time.Microsecond, func() { close(done) })
+						}
+						took := wb.acquire(done, w)
+						if timer != nil {
+							timer.Stop()
+						}
+						if !took {
+							left.Add(1)
+							continue
+						}
+						if keys.Add(w.keys) > 100 || bytes.Add(w.bytes) > 1000 {
+							over.Store(true)
+						}
+						keys.Add(-w.keys)
+						bytes.Add(-w.bytes)
+						wb.release(w)
+					}
+				}()
 			}
-		}()
+			finished := make(chan struct{})
+			go func() { wg.Wait(); close(finished) }()
+			select {
+			case <-finished:
+			case <-time.After(time.Minute):
+				t.Fatal("callers still waiting after a minute: weight was lost")
+			}
+			if over.Load() {
+				t.Fatal("more than the budget in flight")
+			}
+			if wb.used != (budget{}) || len(wb.waiters) != 0 {
+				t.Fatalf("after all: used %+v, %d waiting", wb.used, len(wb.waiters))
+			}
+			if !leave && left.Load() > 0 {
+				t.Fatalf("%d waits with no done channel ended without the weight", left.Load())
+			}
+			t.Logf("%d of %d waits left", left.Load(), 32*200)
+		})
 	}
-	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-	select {
-	case <-finished:
-	case <-time.After(time.Minute):
-		t.Fatal("callers still waiting after a minute: weight was lost")
-	}
-	if over.Load() {
-		t.Fatal("more than the budget in flight")
-	}
-	if wb.used != (budget{}) || len(wb.waiters) != 0 {
-		t.Fatalf("after all: used %+v, %d waiting", wb.used, len(wb.waiters))
-	}
-	t.Logf("%d of %d waits left", left.Load(), 32*200)
 }
 
 // waitWaiters waits until n callers wait in wb's queue.
