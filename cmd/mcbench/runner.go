@@ -70,11 +70,7 @@ func (cr *caseRun) key(ns byte, gen, id int) string { return cr.formatKey(ns, ge
 func (cr *caseRun) pageKey(ns byte, gen, id int) string { return cr.formatKey(ns, gen, id, 45) }
 
 func (cr *caseRun) formatKey(ns byte, gen, id, width int) string {
-	if cr.keyBuf == nil {
-		cr.keyBuf = fmt.Appendf(nil, "%s-%03d-", cr.run, cr.idx)
-		cr.prefixLen = len(cr.keyBuf)
-	}
-	b := append(cr.keyBuf[:cr.prefixLen], ns)
+	b := append(cr.keyPrefix(), ns)
 	b = appendPadded(b, gen, 4)
 	b = append(b, '-')
 	b = appendPadded(b, id, width)
@@ -93,8 +89,18 @@ func appendPadded(b []byte, v, width int) []byte {
 	return append(b, d...)
 }
 
+// keyPrefix returns the case's keys' common prefix, "{run}-{case}-", in
+// keyBuf, made on first use.
+func (cr *caseRun) keyPrefix() []byte {
+	if cr.keyBuf == nil {
+		cr.keyBuf = fmt.Appendf(nil, "%s-%03d-", cr.run, cr.idx)
+		cr.prefixLen = len(cr.keyBuf)
+	}
+	return cr.keyBuf[:cr.prefixLen]
+}
+
 func (cr *caseRun) casePattern() string {
-	return "^" + regexp.QuoteMeta(fmt.Sprintf("%s-%03d-", cr.run, cr.idx))
+	return "^" + regexp.QuoteMeta(string(cr.keyPrefix()))
 }
 
 // fresh returns n never-written keys for a write of reqBytes, first
@@ -133,7 +139,7 @@ const removeChunk = 4096
 // does not name. Keys that are absent (a failed put) are no error here.
 func (cr *caseRun) removeGen(page bool) error {
 	if page {
-		pat := "^" + regexp.QuoteMeta(fmt.Sprintf("%s-%03d-w%04d-", cr.run, cr.idx, cr.gen))
+		pat := cr.casePattern() + fmt.Sprintf("w%04d-", cr.gen)
 		_, err := cr.st.RemoveByRegex(pat, true)
 		return err
 	}
